@@ -1,0 +1,1 @@
+//! The Tool contract.

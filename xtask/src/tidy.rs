@@ -1,0 +1,112 @@
+//! Workspace invariants, checked by `cargo xtask tidy` and by `cargo test -p xtask`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use cargo_metadata::MetadataCommand;
+
+/// The crates of ours each crate may depend on (any dependency kind). A crate not listed here may
+/// depend on any crate of ours.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("tool-core", &[]),
+    ("tool-search", &[]),
+    ("tool-builtins", &["tool-core"]),
+    ("tool-mcp", &["tool-core"]),
+    ("tool-pool", &["tool-core", "tool-search"]),
+];
+
+/// The library crates that must carry crate-level docs (`//!`) in `src/lib.rs`.
+const DOCUMENTED: &[&str] = &[
+    "tool-core",
+    "tool-search",
+    "tool-pool",
+    "tool-builtins",
+    "tool-mcp",
+];
+
+/// The workspace root: the parent of this crate's manifest directory.
+pub fn workspace_root() -> anyhow::Result<PathBuf> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .context("xtask must live one level below the workspace root")
+}
+
+/// Every broken invariant, one sentence each; empty when the workspace is tidy.
+pub fn check(root: &Path) -> anyhow::Result<Vec<String>> {
+    let metadata = MetadataCommand::new()
+        .manifest_path(root.join("Cargo.toml"))
+        .no_deps()
+        .exec()
+        .context("running cargo metadata")?;
+    let ours: BTreeSet<String> = metadata
+        .workspace_packages()
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect();
+    let mut problems = Vec::new();
+    for package in metadata.workspace_packages() {
+        let name = package.name.as_str();
+        if let Some((_, allowed)) = LAYERS.iter().find(|(crate_name, _)| *crate_name == name) {
+            for dep in &package.dependencies {
+                if ours.contains(&dep.name) && !allowed.contains(&dep.name.as_str()) {
+                    problems.push(format!(
+                        "{name} depends on {dep} ({kind:?}), but may only depend on {allowed:?} of this workspace's crates",
+                        dep = dep.name,
+                        kind = dep.kind,
+                    ));
+                }
+            }
+        }
+        let manifest = std::fs::read_to_string(&package.manifest_path)
+            .with_context(|| format!("reading {}", package.manifest_path))?;
+        if !manifest.contains("[lints]\nworkspace = true") {
+            problems.push(format!(
+                "{name}: Cargo.toml must have `[lints]\\nworkspace = true` so the workspace lints apply"
+            ));
+        }
+        if DOCUMENTED.contains(&name) {
+            let lib = package
+                .manifest_path
+                .parent()
+                .map(|dir| dir.join("src/lib.rs"))
+                .context("manifest has no parent directory")?;
+            let text = std::fs::read_to_string(&lib).with_context(|| format!("reading {lib}"))?;
+            if !text.trim_start().starts_with("//!") {
+                problems.push(format!("{name}: src/lib.rs must start with `//!` crate docs"));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_is_tidy() {
+        let root = workspace_root().unwrap();
+        let problems = check(&root).unwrap();
+        assert!(problems.is_empty(), "tidy found problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn every_layered_crate_is_a_member() {
+        let root = workspace_root().unwrap();
+        let metadata = MetadataCommand::new()
+            .manifest_path(root.join("Cargo.toml"))
+            .no_deps()
+            .exec()
+            .unwrap();
+        let members: BTreeSet<&str> = metadata
+            .workspace_packages()
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        for (name, _) in LAYERS {
+            assert!(members.contains(name), "{name} is not a workspace member");
+        }
+    }
+}
