@@ -74,7 +74,9 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<String>> {
                 .context("manifest has no parent directory")?;
             let text = std::fs::read_to_string(&lib).with_context(|| format!("reading {lib}"))?;
             if !text.trim_start().starts_with("//!") {
-                problems.push(format!("{name}: src/lib.rs must start with `//!` crate docs"));
+                problems.push(format!(
+                    "{name}: src/lib.rs must start with `//!` crate docs"
+                ));
             }
         }
     }
@@ -89,7 +91,11 @@ mod tests {
     fn workspace_is_tidy() {
         let root = workspace_root().unwrap();
         let problems = check(&root).unwrap();
-        assert!(problems.is_empty(), "tidy found problems:\n{}", problems.join("\n"));
+        assert!(
+            problems.is_empty(),
+            "tidy found problems:\n{}",
+            problems.join("\n")
+        );
     }
 
     #[test]
