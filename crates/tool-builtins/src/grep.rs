@@ -1,0 +1,353 @@
+//! grep: regex search in process with ripgrep's libraries, gitignore-aware.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use ignore::WalkState;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+
+use crate::text::cap_output;
+use crate::walk::{PathGlob, search_root, walker};
+use crate::workspace::{Workspace, blocking};
+
+/// Output lines (or files, or counts) shown before "and N more".
+pub const DEFAULT_GREP_LIMIT: usize = 100;
+/// Matching lines longer than this many characters are cut.
+const MAX_LINE_CHARS: usize = 500;
+
+/// The grep tool.
+pub struct Grep {
+    pub(crate) workspace: Arc<Workspace>,
+}
+
+/// What grep lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// Matching lines as `path:line:text` (context lines as `path-line-text`).
+    #[default]
+    Content,
+    /// The paths of files with at least one match.
+    FilesWithMatches,
+    /// The number of matching lines per file, as `path:count`.
+    Count,
+}
+
+/// grep's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepInput {
+    /// The regular expression (Rust regex syntax, as ripgrep). A leading `-` is part of the
+    /// pattern, not an option.
+    pub pattern: String,
+    /// The file or directory to search (default: the working directory).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only search files matching this glob, such as "*.rs" or "*.{ts,tsx}" (names at any
+    /// depth) or "src/**/*.rs" (paths under `path`).
+    #[serde(default)]
+    pub include: Option<String>,
+    /// content (default): matching lines with line numbers; files_with_matches: paths only;
+    /// count: matching lines per file.
+    #[serde(default)]
+    pub output_mode: OutputMode,
+    /// Lines of context before and after each match (content mode).
+    #[serde(default)]
+    pub context: Option<usize>,
+    /// Match without regard to case.
+    #[serde(default)]
+    pub case_insensitive: bool,
+    /// How many lines (or files, or counts) to show at most (default 100).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[async_trait]
+impl TypedTool for Grep {
+    type Input = GrepInput;
+
+    fn spec(&self, input_schema: Value) -> ToolSpec {
+        ToolSpec::new(
+            "grep",
+            "Searches file contents with a regular expression (ripgrep syntax), respecting .gitignore and skipping binary files. Output modes: content (matching lines as path:line:text, the default), files_with_matches (paths), count (matches per file). Filter files with include (\"*.rs\"), add context lines, ignore case. Shows up to 100 lines by default and says how many more there are. Prefer it to running grep or rg in the shell.",
+            input_schema,
+        )
+        .with_search_hint("search file contents regex ripgrep")
+    }
+
+    fn is_read_only(&self, _: &GrepInput) -> bool {
+        true
+    }
+
+    fn is_concurrency_safe(&self, _: &GrepInput) -> bool {
+        true
+    }
+
+    async fn validate_input(&self, input: &GrepInput, _: &ToolContext) -> Result<(), ToolError> {
+        build_matcher(&input.pattern, input.case_insensitive).map(|_| ())
+    }
+
+    async fn check_permissions(&self, input: &GrepInput, ctx: &ToolContext) -> PermissionCheck {
+        match search_root(&self.workspace.roots(ctx), input.path.as_deref()) {
+            Ok(_) => PermissionCheck::Allow,
+            Err(err) => PermissionCheck::Deny {
+                reason: err.to_string(),
+            },
+        }
+    }
+
+    fn prompt(&self) -> Option<String> {
+        Some("Search code with grep and find files with glob rather than running grep, rg or find in the shell.".to_owned())
+    }
+
+    fn activity(&self, input: &GrepInput) -> Option<String> {
+        Some(format!("Searching for {}", input.pattern))
+    }
+
+    fn path(&self, input: &GrepInput) -> Option<PathBuf> {
+        input.path.as_deref().map(crate::workspace::rule_path)
+    }
+
+    async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let roots = self.workspace.roots(ctx);
+        let root = search_root(&roots, input.path.as_deref())?;
+        let matcher = build_matcher(&input.pattern, input.case_insensitive)?;
+        let include = input
+            .include
+            .as_deref()
+            .map(|g| PathGlob::new(g, "include"))
+            .transpose()?;
+        let mode = input.output_mode;
+        let context = if mode == OutputMode::Content {
+            input.context.unwrap_or(0).min(50)
+        } else {
+            0
+        };
+        let cancel = ctx.cancellation().clone();
+        let mut results = blocking(move || {
+            let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+            walker(&root).run(|| {
+                let mut searcher = SearcherBuilder::new()
+                    .line_number(true)
+                    .before_context(context)
+                    .after_context(context)
+                    .binary_detection(BinaryDetection::quit(0))
+                    .build();
+                let (results, matcher, include, root, cancel) =
+                    (&results, &matcher, &include, &root, &cancel);
+                Box::new(move |entry| {
+                    if cancel.is_cancelled() {
+                        return WalkState::Quit;
+                    }
+                    let Ok(entry) = entry else {
+                        return WalkState::Continue;
+                    };
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        return WalkState::Continue;
+                    }
+                    // A file given directly as `path` is searched whatever `include` says.
+                    if entry.depth() > 0
+                        && include
+                            .as_ref()
+                            .is_some_and(|g| !g.is_match(root, entry.path()))
+                    {
+                        return WalkState::Continue;
+                    }
+                    let mut sink = Collect {
+                        lines: Vec::new(),
+                        matches: 0,
+                        mode,
+                    };
+                    if searcher
+                        .search_path(matcher, entry.path(), &mut sink)
+                        .is_ok()
+                        && sink.matches > 0
+                    {
+                        results
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(FileHits {
+                                path: entry.into_path(),
+                                lines: sink.lines,
+                                matches: sink.matches,
+                            });
+                    }
+                    WalkState::Continue
+                })
+            });
+            Ok(results.into_inner().unwrap_or_else(|e| e.into_inner()))
+        })
+        .await?;
+        if ctx.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
+        results.sort_by(|a, b| a.path.cmp(&b.path));
+        let limit = input.limit.unwrap_or(DEFAULT_GREP_LIMIT).max(1);
+        let rendered = render(&results, mode, context > 0, limit, |p| roots.display(p));
+        let text = if rendered.is_empty() {
+            let place = input.path.as_deref().unwrap_or("the working directory");
+            format!("No matches for {} in {place}.", input.pattern)
+        } else {
+            rendered
+        };
+        Ok(ToolOutput::text(cap_output(&text)))
+    }
+}
+
+fn build_matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatcher, ToolError> {
+    if pattern.is_empty() {
+        return Err(ToolError::invalid(
+            "the pattern is empty: pass a regular expression such as \"fn main\"",
+        ));
+    }
+    RegexMatcherBuilder::new()
+        .case_insensitive(case_insensitive)
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+        .map_err(|err| {
+            ToolError::invalid(format!(
+                "the pattern is not a valid regular expression: {err}\nEscape special characters with a backslash (\\( \\[ \\{{ \\. \\*) to match them literally."
+            ))
+        })
+}
+
+/// One file's matches.
+#[derive(Debug)]
+struct FileHits {
+    path: PathBuf,
+    lines: Vec<Line>,
+    matches: u64,
+}
+
+#[derive(Debug)]
+enum Line {
+    Match(u64, String),
+    Context(u64, String),
+    Break,
+}
+
+struct Collect {
+    lines: Vec<Line>,
+    matches: u64,
+    mode: OutputMode,
+}
+
+fn line_text(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.chars().count() <= MAX_LINE_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(MAX_LINE_CHARS).collect();
+    format!("{kept}... [line cut]")
+}
+
+impl Sink for Collect {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.matches += 1;
+        match self.mode {
+            OutputMode::FilesWithMatches => return Ok(false),
+            OutputMode::Count => {}
+            OutputMode::Content => self.lines.push(Line::Match(
+                mat.line_number().unwrap_or(0),
+                line_text(mat.bytes()),
+            )),
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if !matches!(ctx.kind(), SinkContextKind::Other) {
+            self.lines.push(Line::Context(
+                ctx.line_number().unwrap_or(0),
+                line_text(ctx.bytes()),
+            ));
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, io::Error> {
+        self.lines.push(Line::Break);
+        Ok(true)
+    }
+}
+
+fn render(
+    results: &[FileHits],
+    mode: OutputMode,
+    with_context: bool,
+    limit: usize,
+    display: impl Fn(&std::path::Path) -> String,
+) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut hidden = 0usize;
+    let mut push = |line: String, out: &mut Vec<String>| {
+        if out.len() < limit {
+            out.push(line);
+        } else {
+            hidden += 1;
+        }
+    };
+    match mode {
+        OutputMode::FilesWithMatches => {
+            for file in results {
+                push(display(&file.path), &mut out);
+            }
+        }
+        OutputMode::Count => {
+            for file in results {
+                push(
+                    format!("{}:{}", display(&file.path), file.matches),
+                    &mut out,
+                );
+            }
+        }
+        OutputMode::Content => {
+            for (index, file) in results.iter().enumerate() {
+                let shown = display(&file.path);
+                if with_context && index > 0 {
+                    push("--".to_owned(), &mut out);
+                }
+                for line in &file.lines {
+                    let text = match line {
+                        Line::Match(n, text) => format!("{shown}:{n}:{text}"),
+                        Line::Context(n, text) => format!("{shown}-{n}-{text}"),
+                        Line::Break => "--".to_owned(),
+                    };
+                    push(text, &mut out);
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    let total_matches: u64 = results.iter().map(|f| f.matches).sum();
+    let mut text = out.join("\n");
+    if hidden > 0 {
+        let unit = match mode {
+            OutputMode::Content => "lines",
+            OutputMode::FilesWithMatches | OutputMode::Count => "files",
+        };
+        text.push_str(&format!(
+            "\n[... and {hidden} more {unit}; narrow the search with path, include or a more specific pattern, or raise limit]"
+        ));
+    }
+    if mode == OutputMode::Count {
+        text.push_str(&format!(
+            "\n{total_matches} matching lines in {} files",
+            results.len()
+        ));
+    }
+    text
+}

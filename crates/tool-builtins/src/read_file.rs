@@ -1,0 +1,215 @@
+//! read_file: a file with `cat -n` line numbers, a window of lines, images as image blocks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tool_core::{
+    Content, PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool,
+};
+
+use crate::file_state::{FileSnapshot, FileState};
+use crate::text::{cap_output, image_media_type, looks_binary};
+use crate::workspace::{Workspace, blocking, io_error, rule_path};
+
+/// Lines shown when no `limit` is given.
+pub const DEFAULT_LINE_LIMIT: usize = 2_000;
+/// Lines longer than this many characters are cut with a marker.
+pub const MAX_LINE_CHARS: usize = 2_000;
+/// Images larger than this are refused rather than sent.
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// Text files larger than this are refused whole; the model reads them in windows instead.
+pub const MAX_TEXT_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The read_file tool.
+pub struct ReadFile {
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) files: Arc<FileState>,
+}
+
+/// read_file's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadFileInput {
+    /// The file to read: relative to the working directory, or absolute.
+    pub path: String,
+    /// The line number to start at (1-based). Only give it for files too long to read at once.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many lines to read (default 2000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[async_trait]
+impl TypedTool for ReadFile {
+    type Input = ReadFileInput;
+
+    fn spec(&self, input_schema: Value) -> ToolSpec {
+        ToolSpec::new(
+            "read_file",
+            "Reads a file from the local file system. Output has `cat -n` style line numbers (starting at 1), which are not part of the file. Reads up to 2000 lines from the start by default; pass offset and limit to read a window of a long file. Lines longer than 2000 characters are cut. Images (PNG, JPEG, GIF, WebP) are returned as images. Binary files are refused. Read a file before editing or overwriting it.",
+            input_schema,
+        )
+        .with_search_hint("read file contents with line numbers")
+        .with_max_result_chars(None)
+    }
+
+    fn is_read_only(&self, _: &ReadFileInput) -> bool {
+        true
+    }
+
+    fn is_concurrency_safe(&self, _: &ReadFileInput) -> bool {
+        true
+    }
+
+    async fn validate_input(
+        &self,
+        input: &ReadFileInput,
+        _: &ToolContext,
+    ) -> Result<(), ToolError> {
+        if input.offset == Some(0) {
+            return Err(ToolError::invalid(
+                "offset is 1-based: pass 1 (or leave it out) to start at the first line",
+            ));
+        }
+        if input.limit == Some(0) {
+            return Err(ToolError::invalid(
+                "limit must be at least 1; leave it out to read up to 2000 lines",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn check_permissions(&self, input: &ReadFileInput, ctx: &ToolContext) -> PermissionCheck {
+        match self.workspace.roots(ctx).resolve(&input.path) {
+            Ok(_) => PermissionCheck::Allow,
+            Err(err) => PermissionCheck::Deny {
+                reason: err.to_string(),
+            },
+        }
+    }
+
+    fn prompt(&self) -> Option<String> {
+        Some("Use read_file to look at files rather than shell commands such as cat, head or tail. Read a file before editing it; edit_file and write_file refuse files you have not read.".to_owned())
+    }
+
+    fn activity(&self, input: &ReadFileInput) -> Option<String> {
+        Some(format!("Reading {}", input.path))
+    }
+
+    fn path(&self, input: &ReadFileInput) -> Option<PathBuf> {
+        Some(rule_path(&input.path))
+    }
+
+    async fn call(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let roots = self.workspace.roots(ctx);
+        let path = roots.resolve(&input.path)?;
+        let shown = roots.display(&path);
+        let files = Arc::clone(&self.files);
+        let session = ctx.session().id().to_owned();
+        blocking(move || read(&path, &shown, &input, &files, &session)).await
+    }
+}
+
+fn read(
+    path: &Path,
+    shown: &str,
+    input: &ReadFileInput,
+    files: &FileState,
+    session: &str,
+) -> Result<ToolOutput, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error("read", shown, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{shown} is a directory, not a file; list its files with glob (for example pattern \"{shown}/*\")"
+        )));
+    }
+    if meta.len() > MAX_TEXT_FILE_BYTES {
+        return Err(ToolError::failed(format!(
+            "{shown} is {} bytes, too large to read; search it with grep instead",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| io_error("read", shown, &e))?;
+    let mtime = meta.modified().ok();
+    if let Some(media_type) = image_media_type(&bytes) {
+        if meta.len() > MAX_IMAGE_BYTES {
+            return Err(ToolError::failed(format!(
+                "{shown} is an image of {} bytes, over the {MAX_IMAGE_BYTES} byte limit for images; resize it first (for example with a shell command) and read the smaller copy",
+                meta.len()
+            )));
+        }
+        files.record(session, path, FileSnapshot::of(&bytes, mtime));
+        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        return Ok(ToolOutput {
+            content: vec![
+                Content::text(format!(
+                    "Image {shown} ({media_type}, {} bytes)",
+                    bytes.len()
+                )),
+                Content::Image {
+                    media_type: media_type.to_owned(),
+                    data,
+                },
+            ],
+            structured: None,
+            is_error: false,
+        });
+    }
+    if looks_binary(&bytes) {
+        return Err(ToolError::failed(format!(
+            "{shown} is a binary file ({} bytes) and cannot be shown as text; use a shell command made for its format (such as `file`, `xxd | head` or `unzip -l`) if you need to inspect it",
+            bytes.len()
+        )));
+    }
+    files.record(session, path, FileSnapshot::of(&bytes, mtime));
+    let (text, lossy) = match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(err) => (String::from_utf8_lossy(err.as_bytes()).into_owned(), true),
+    };
+    if text.is_empty() {
+        return Ok(ToolOutput::text(format!("{shown} is empty.")));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    let start = input.offset.unwrap_or(1);
+    if start > total {
+        return Err(ToolError::invalid(format!(
+            "offset {start} is past the end of {shown}, which has {total} lines; pass an offset between 1 and {total}"
+        )));
+    }
+    let limit = input.limit.unwrap_or(DEFAULT_LINE_LIMIT);
+    let end = total.min(start.saturating_add(limit).saturating_sub(1));
+    let mut out = String::new();
+    for (index, line) in lines[start - 1..end].iter().enumerate() {
+        let number = start + index;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        out.push_str(&format!("{number:>6}\t{}\n", cut_line(line)));
+    }
+    if end < total {
+        out.push_str(&format!(
+            "\n(Showing lines {start}-{end} of {total}. Pass offset {} to read on.)\n",
+            end + 1
+        ));
+    }
+    if lossy {
+        out.push_str("\n(The file is not valid UTF-8; invalid bytes are shown as \u{FFFD}.)\n");
+    }
+    Ok(ToolOutput::text(cap_output(&out)))
+}
+
+fn cut_line(line: &str) -> String {
+    let count = line.chars().count();
+    if count <= MAX_LINE_CHARS {
+        return line.to_owned();
+    }
+    let kept: String = line.chars().take(MAX_LINE_CHARS).collect();
+    format!(
+        "{kept}... [line cut: {} more characters]",
+        count - MAX_LINE_CHARS
+    )
+}

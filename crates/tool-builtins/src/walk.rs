@@ -1,0 +1,108 @@
+//! The gitignore-aware walk and the glob matching shared by glob and grep.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::{WalkBuilder, WalkParallel};
+use tool_core::ToolError;
+
+/// A parallel walk of `root` that respects `.gitignore`, `.ignore` and the global git excludes
+/// (inside a git repository or not), includes hidden files, and never enters `.git`.
+pub(crate) fn walker(root: &Path) -> WalkParallel {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .threads(threads)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build_parallel()
+}
+
+/// A file-name or path glob. A pattern without `/` matches file names at any depth (`*.rs`);
+/// a pattern with `/` matches the path relative to the search root (`src/**/*.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct PathGlob {
+    matcher: GlobMatcher,
+    by_name: bool,
+}
+
+impl PathGlob {
+    /// Compiles `pattern`, or says how to write it.
+    pub(crate) fn new(pattern: &str, what: &str) -> Result<Self, ToolError> {
+        let pattern = pattern.trim();
+        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        if pattern.is_empty() {
+            return Err(ToolError::invalid(format!(
+                "{what} is empty: pass a glob such as \"*.rs\" or \"src/**/*.ts\""
+            )));
+        }
+        if Path::new(pattern).is_absolute() {
+            return Err(ToolError::invalid(format!(
+                "{what} `{pattern}` is absolute; pass the directory as `path` and a relative pattern such as \"**/*.rs\""
+            )));
+        }
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|err| {
+                ToolError::invalid(format!(
+                    "{what} `{pattern}` is not a valid glob: {}; use *, ?, ** and {{a,b}} as in \"src/**/*.{{ts,tsx}}\"",
+                    err.kind()
+                ))
+            })?;
+        Ok(Self {
+            matcher: glob.compile_matcher(),
+            by_name: !pattern.contains('/'),
+        })
+    }
+
+    /// Whether the file at `path` (under `root`) matches.
+    pub(crate) fn is_match(&self, root: &Path, path: &Path) -> bool {
+        if self.by_name {
+            path.file_name()
+                .is_some_and(|name| self.matcher.is_match(name))
+        } else {
+            path.strip_prefix(root)
+                .is_ok_and(|rel| self.matcher.is_match(rel))
+        }
+    }
+}
+
+/// The directory a search starts from: the given path resolved within the roots, or the
+/// working directory.
+pub(crate) fn search_root(
+    roots: &crate::roots::AllowedRoots,
+    path: Option<&str>,
+) -> Result<PathBuf, ToolError> {
+    match path {
+        None => Ok(roots.cwd().to_path_buf()),
+        Some(p) if p.trim().is_empty() || p.trim() == "." => Ok(roots.cwd().to_path_buf()),
+        Some(p) => {
+            let resolved = roots.resolve(p)?;
+            if !resolved.exists() {
+                return Err(ToolError::failed(format!(
+                    "{p} does not exist; pass an existing directory or file as path, or leave it out to search the working directory"
+                )));
+            }
+            Ok(resolved)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_and_path_globs() {
+        let root = Path::new("/r");
+        let by_name = PathGlob::new("*.rs", "pattern").unwrap();
+        assert!(by_name.is_match(root, Path::new("/r/a/b/c.rs")));
+        let by_path = PathGlob::new("src/*.rs", "pattern").unwrap();
+        assert!(by_path.is_match(root, Path::new("/r/src/c.rs")));
+        assert!(!by_path.is_match(root, Path::new("/r/src/x/c.rs")));
+        assert!(PathGlob::new("a[", "pattern").is_err());
+        assert!(PathGlob::new("/etc/*", "pattern").is_err());
+    }
+}
