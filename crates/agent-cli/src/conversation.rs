@@ -1,0 +1,121 @@
+//! The conversation in a provider-neutral form: what the session file stores and what each
+//! provider translates to its wire format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_core::ToolResult;
+
+/// Who said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user (tool results travel in user messages, as in Anthropic's API).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One block of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model's visible reasoning, passed back unchanged on the next request.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The provider's signature over it.
+        signature: String,
+    },
+    /// Reasoning the provider redacted, passed back unchanged.
+    RedactedThinking {
+        /// Opaque data.
+        data: String,
+    },
+    /// A tool call.
+    ToolUse {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The input (a JSON object; text that did not parse is kept as a string).
+        input: Value,
+    },
+    /// A tool's answer.
+    ToolResult(ToolResult),
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: Vec<Block>,
+}
+
+impl Message {
+    /// A user message with one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![Block::Text { text: text.into() }],
+        }
+    }
+
+    /// The message's text blocks joined.
+    pub fn text(&self) -> String {
+        let parts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        parts.join("")
+    }
+
+    /// The message's tool calls.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its turn.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// It hit the output token limit.
+    MaxTokens,
+    /// A stop sequence.
+    StopSequence,
+    /// The provider refused.
+    Refusal,
+    /// Anything else, as the provider named it.
+    Other(String),
+}
+
+/// Token usage of one response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens not read from or written to the cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+}
