@@ -58,9 +58,13 @@ impl AllowedRoots {
         if self.contains(&resolved) {
             Ok(resolved)
         } else {
+            let shown = if Path::new(path) == resolved {
+                path.to_owned()
+            } else {
+                format!("{path} (resolved to {})", resolved.display())
+            };
             Err(ToolError::failed(format!(
-                "{path} resolves to {}, which is outside the allowed directories ({}); work on files inside them, or ask the user to add the directory as an allowed root",
-                resolved.display(),
+                "{shown} is outside the allowed directories ({}); work on files inside them, or ask the user to add the directory as an allowed root",
                 self.describe()
             )))
         }

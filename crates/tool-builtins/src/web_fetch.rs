@@ -553,6 +553,31 @@ mod tests {
         assert!(check_host(&parse_url("https://example.com/").unwrap(), &config).is_ok());
     }
 
+    #[tokio::test]
+    async fn the_resolver_drops_private_addresses() {
+        let guarded = GuardedResolver {
+            config: Arc::new(WebFetchConfig::default()),
+        };
+        let name: Name = "localhost".parse().unwrap();
+        let err = guarded.resolve(name).await.err().unwrap();
+        assert!(
+            err.to_string().contains("resolves only to private"),
+            "{err}"
+        );
+        let open = GuardedResolver {
+            config: Arc::new(WebFetchConfig {
+                allow_private: true,
+                ..WebFetchConfig::default()
+            }),
+        };
+        let addrs: Vec<SocketAddr> = open
+            .resolve("localhost".parse().unwrap())
+            .await
+            .unwrap()
+            .collect();
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty());
+    }
+
     #[test]
     fn content_types() {
         assert_eq!(classify("text/html; charset=utf-8"), Kind::Html);

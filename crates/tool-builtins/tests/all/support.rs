@@ -1,0 +1,139 @@
+//! A temporary working directory with the built-ins, and helpers to call them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tempfile::TempDir;
+use tool_builtins::Builtins;
+use tool_core::{
+    CancellationToken, Executor, PermissionCheck, PermissionMode, Session, Tool, ToolCall,
+    ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult,
+};
+
+/// A temporary directory `work/` (the working directory) beside `outside/`, with the built-ins.
+pub struct Env {
+    pub dir: TempDir,
+    pub root: PathBuf,
+    pub session: Arc<Session>,
+    pub builtins: Builtins,
+    pub registry: Arc<ToolRegistry>,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        Self::with(|b| b)
+    }
+
+    pub fn with(configure: impl FnOnce(Builtins) -> Builtins) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("work");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        let session = Arc::new(Session::new("test", dir.path().join("session"), &root));
+        let builtins = configure(Builtins::new());
+        let registry = Arc::new(ToolRegistry::new());
+        builtins.register_all(&registry).unwrap();
+        Self {
+            dir,
+            root,
+            session,
+            builtins,
+            registry,
+        }
+    }
+
+    pub fn outside(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap().join("outside")
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn tool(&self, name: &str) -> Arc<dyn Tool> {
+        Arc::clone(self.registry.get(name).unwrap().tool())
+    }
+
+    pub fn ctx(&self, name: &str) -> ToolContext {
+        ToolContext::new("toolu_test", name, Arc::clone(&self.session))
+    }
+
+    /// Validates and calls a tool directly (no permission stage).
+    pub async fn call(&self, name: &str, input: Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.tool(name);
+        let ctx = self.ctx(name);
+        tool.validate_input(&input, &ctx).await?;
+        tool.call(input, &ctx).await
+    }
+
+    /// Calls a tool and returns its text, panicking on an error.
+    pub async fn ok(&self, name: &str, input: Value) -> String {
+        match self.call(name, input).await {
+            Ok(out) => out.joined_text(),
+            Err(err) => panic!("{name} failed: {err}"),
+        }
+    }
+
+    /// Calls a tool and returns its error message, panicking on success.
+    pub async fn err(&self, name: &str, input: Value) -> String {
+        match self.call(name, input).await {
+            Ok(out) => panic!("{name} succeeded: {}", out.joined_text()),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    pub async fn check(&self, name: &str, input: Value) -> PermissionCheck {
+        self.tool(name)
+            .check_permissions(&input, &self.ctx(name))
+            .await
+    }
+
+    /// Runs a call through the executor in bypass mode (no prompts), as a model would see it.
+    pub async fn execute(&self, name: &str, input: Value) -> ToolResult {
+        self.session.set_mode(PermissionMode::Bypass);
+        let executor =
+            Executor::builder(Arc::clone(&self.registry), Arc::clone(&self.session)).build();
+        let result = executor
+            .execute(
+                ToolCall::new("toolu_1", name, input),
+                CancellationToken::new(),
+                None,
+            )
+            .await;
+        self.session.set_mode(PermissionMode::Default);
+        result
+    }
+
+    /// Text with the temporary directory replaced by `[TMP]`, for stable snapshots.
+    pub fn normalise(&self, text: &str) -> String {
+        let tmp = self.dir.path().canonicalize().unwrap();
+        text.replace(&tmp.to_string_lossy().into_owned(), "[TMP]")
+            .replace(&self.dir.path().to_string_lossy().into_owned(), "[TMP]")
+    }
+
+    /// What the model sees for a call, normalised.
+    pub async fn seen(&self, name: &str, input: Value) -> String {
+        let result = self.execute(name, input).await;
+        let flag = if result.is_error { "ERROR\n" } else { "" };
+        self.normalise(&format!("{flag}{}", result.text()))
+    }
+}
+
+/// Marks a file as older, so "newest first" ordering is deterministic.
+pub fn set_age(path: &Path, seconds_ago: u64) {
+    let time = std::time::SystemTime::now() - std::time::Duration::from_secs(seconds_ago);
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(time).unwrap();
+}
