@@ -107,7 +107,8 @@ impl TypedTool for EditFile {
                 commit(&path, &shown, input.new_string.as_bytes(), &files, &session)?;
                 let diff = unified_diff(&shown, "", &input.new_string);
                 return Ok(ToolOutput::text(cap_output(&format!(
-                    "Created {shown}.\n{diff}"
+                    "Created {shown}.\n{}",
+                    diff.trim_end()
                 ))));
             };
             let original = decode_utf8(bytes, &shown)?;
@@ -120,7 +121,8 @@ impl TypedTool for EditFile {
                 format!("{count} replacements")
             };
             Ok(ToolOutput::text(cap_output(&format!(
-                "Edited {shown} ({times}).\n{diff}"
+                "Edited {shown} ({times}).\n{}",
+                diff.trim_end()
             ))))
         })
         .await

@@ -199,7 +199,7 @@ fn read(
     if lossy {
         out.push_str("\n(The file is not valid UTF-8; invalid bytes are shown as \u{FFFD}.)\n");
     }
-    Ok(ToolOutput::text(cap_output(&out)))
+    Ok(ToolOutput::text(cap_output(out.trim_end_matches('\n'))))
 }
 
 fn cut_line(line: &str) -> String {
