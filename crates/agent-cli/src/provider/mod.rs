@@ -1,8 +1,21 @@
 //! Model providers: Anthropic's Messages API and OpenAI-compatible chat completions, both
 //! streaming.
 
+pub mod anthropic;
+mod config;
+mod http;
+pub mod openai;
+
 use async_trait::async_trait;
 use serde_json::Value;
+
+pub use anthropic::AnthropicProvider;
+pub use config::{
+    ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL,
+    DEFAULT_LOCAL_BASE_URL, DEFAULT_LOCAL_MODEL, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL,
+    OPENAI_API_KEY, OPENAI_BASE_URL, ProviderChoice, ProviderConfig, ProviderKind, build,
+};
+pub use openai::OpenAiProvider;
 
 use crate::conversation::{Message, StopReason, Usage};
 
@@ -93,7 +106,9 @@ pub enum ProviderError {
         message: String,
     },
     /// Still rate-limited or overloaded after every retry.
-    #[error("the provider is busy ({status}) and still refused after {attempts} attempts: {message}")]
+    #[error(
+        "the provider is busy ({status}) and still refused after {attempts} attempts: {message}"
+    )]
     Exhausted {
         /// HTTP status.
         status: u16,

@@ -1,0 +1,293 @@
+//! Which provider to talk to, chosen from flags, settings and the environment.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::anthropic::AnthropicProvider;
+use super::http::RetryPolicy;
+use super::openai::OpenAiProvider;
+use super::{Provider, ProviderError};
+
+/// The environment variable with the Anthropic API key.
+pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+/// The environment variable that overrides Anthropic's base URL.
+pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
+/// The environment variable with the OpenAI API key.
+pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// The environment variable with an OpenAI-compatible base URL.
+pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+
+/// Anthropic's API.
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The model used with Anthropic when none is named.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// OpenAI's API.
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The model used with OpenAI when none is named.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+/// Ollama's OpenAI-compatible endpoint, used when no key is set.
+pub const DEFAULT_LOCAL_BASE_URL: &str = "http://localhost:11434/v1";
+/// The model used with the local endpoint when none is named.
+pub const DEFAULT_LOCAL_MODEL: &str = "qwen2.5-coder";
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM, ...).
+    OpenAi,
+}
+
+impl FromStr for ProviderKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "anthropic" | "claude" => Ok(Self::Anthropic),
+            "openai" | "openai-compatible" | "ollama" | "local" => Ok(Self::OpenAi),
+            other => Err(format!(
+                "unknown provider `{other}`: expected `anthropic` or `openai`"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        })
+    }
+}
+
+/// One layer of provider choices (the command-line flags, or the settings file); each field is
+/// optional and an earlier layer wins.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderChoice {
+    /// `--provider`.
+    pub provider: Option<ProviderKind>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+}
+
+/// Everything needed to build a provider.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// The wire protocol.
+    pub kind: ProviderKind,
+    /// The base URL (`https://api.anthropic.com`, `https://api.openai.com/v1`, ...).
+    pub base_url: String,
+    /// The API key, when there is one.
+    pub api_key: Option<String>,
+    /// The model, used when a request names none.
+    pub model: String,
+    /// Retries after the first attempt for transient failures.
+    pub max_retries: u32,
+    /// The delay before the first retry; each later one doubles it.
+    pub base_delay: Duration,
+    /// The longest delay between attempts, also the cap on a server's `retry-after`.
+    pub max_delay: Duration,
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The key stays out of logs and panics.
+        f.debug_struct("ProviderConfig")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("max_retries", &self.max_retries)
+            .field("base_delay", &self.base_delay)
+            .field("max_delay", &self.max_delay)
+            .finish()
+    }
+}
+
+impl ProviderConfig {
+    /// The default number of retries.
+    pub const DEFAULT_MAX_RETRIES: u32 = 6;
+    /// The default first delay.
+    pub const DEFAULT_BASE_DELAY: Duration = Duration::from_millis(500);
+    /// The default longest delay.
+    pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(30);
+
+    /// A configuration with the default retry policy.
+    pub fn new(
+        kind: ProviderKind,
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+        model: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            base_url: base_url.into(),
+            api_key,
+            model: model.into(),
+            max_retries: Self::DEFAULT_MAX_RETRIES,
+            base_delay: Self::DEFAULT_BASE_DELAY,
+            max_delay: Self::DEFAULT_MAX_DELAY,
+        }
+    }
+
+    /// Chooses the provider: `flags` win over `settings`, which win over the environment
+    /// (read through `env`, so callers and tests decide where it comes from).
+    ///
+    /// Without an explicit provider, `ANTHROPIC_API_KEY` selects Anthropic; otherwise it is an
+    /// OpenAI-compatible endpoint: OpenAI's when `OPENAI_API_KEY` or a base URL is set, and a
+    /// local Ollama at `http://localhost:11434/v1` when nothing is.
+    pub fn resolve(
+        flags: &ProviderChoice,
+        settings: &ProviderChoice,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let kind = flags.provider.or(settings.provider).unwrap_or_else(|| {
+            if env(ANTHROPIC_API_KEY).is_some() {
+                ProviderKind::Anthropic
+            } else {
+                ProviderKind::OpenAi
+            }
+        });
+        let explicit_base = flags.base_url.clone().or_else(|| settings.base_url.clone());
+        let model = flags.model.clone().or_else(|| settings.model.clone());
+        match kind {
+            ProviderKind::Anthropic => Self::new(
+                kind,
+                explicit_base
+                    .or_else(|| env(ANTHROPIC_BASE_URL))
+                    .unwrap_or_else(|| DEFAULT_ANTHROPIC_BASE_URL.to_owned()),
+                env(ANTHROPIC_API_KEY),
+                model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_owned()),
+            ),
+            ProviderKind::OpenAi => {
+                let api_key = env(OPENAI_API_KEY);
+                let base = explicit_base.or_else(|| env(OPENAI_BASE_URL));
+                let (base, default_model) = match (base, &api_key) {
+                    (Some(base), _) => (base, DEFAULT_OPENAI_MODEL),
+                    (None, Some(_)) => (DEFAULT_OPENAI_BASE_URL.to_owned(), DEFAULT_OPENAI_MODEL),
+                    (None, None) => (DEFAULT_LOCAL_BASE_URL.to_owned(), DEFAULT_LOCAL_MODEL),
+                };
+                Self::new(
+                    kind,
+                    base,
+                    api_key,
+                    model.unwrap_or_else(|| default_model.to_owned()),
+                )
+            }
+        }
+    }
+
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.max_retries,
+            base_delay: self.base_delay,
+            max_delay: self.max_delay,
+        }
+    }
+}
+
+/// Builds the provider a configuration describes.
+pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
+    Ok(match config.kind {
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
+        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn resolve(flags: &ProviderChoice, env: &[(&str, &str)]) -> ProviderConfig {
+        let env: BTreeMap<String, String> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        ProviderConfig::resolve(flags, &ProviderChoice::default(), |name| {
+            env.get(name).cloned()
+        })
+    }
+
+    #[test]
+    fn nothing_set_means_local_ollama() {
+        let config = resolve(&ProviderChoice::default(), &[]);
+        assert_eq!(config.kind, ProviderKind::OpenAi);
+        assert_eq!(config.base_url, DEFAULT_LOCAL_BASE_URL);
+        assert_eq!(config.model, DEFAULT_LOCAL_MODEL);
+        assert_eq!(config.api_key, None);
+    }
+
+    #[test]
+    fn anthropic_key_selects_anthropic() {
+        let config = resolve(
+            &ProviderChoice::default(),
+            &[("ANTHROPIC_API_KEY", "sk-ant"), ("OPENAI_API_KEY", "sk-oa")],
+        );
+        assert_eq!(config.kind, ProviderKind::Anthropic);
+        assert_eq!(config.base_url, DEFAULT_ANTHROPIC_BASE_URL);
+        assert_eq!(config.model, DEFAULT_ANTHROPIC_MODEL);
+        assert_eq!(config.api_key.as_deref(), Some("sk-ant"));
+    }
+
+    #[test]
+    fn openai_key_or_base_url_selects_openai() {
+        let config = resolve(&ProviderChoice::default(), &[("OPENAI_API_KEY", "sk-oa")]);
+        assert_eq!(config.kind, ProviderKind::OpenAi);
+        assert_eq!(config.base_url, DEFAULT_OPENAI_BASE_URL);
+        assert_eq!(config.model, DEFAULT_OPENAI_MODEL);
+        let config = resolve(
+            &ProviderChoice::default(),
+            &[("OPENAI_BASE_URL", "http://gpu:8000/v1")],
+        );
+        assert_eq!(config.base_url, "http://gpu:8000/v1");
+        assert_eq!(config.api_key, None);
+    }
+
+    #[test]
+    fn flags_win_over_settings_and_env() {
+        let flags = ProviderChoice {
+            provider: Some(ProviderKind::OpenAi),
+            model: Some("llama3".into()),
+            base_url: Some("http://localhost:8080/v1".into()),
+        };
+        let settings = ProviderChoice {
+            provider: Some(ProviderKind::Anthropic),
+            model: Some("claude-opus-4-1".into()),
+            base_url: None,
+        };
+        let config = ProviderConfig::resolve(&flags, &settings, |name| {
+            (name == ANTHROPIC_API_KEY).then(|| "sk-ant".to_owned())
+        });
+        assert_eq!(config.kind, ProviderKind::OpenAi);
+        assert_eq!(config.model, "llama3");
+        assert_eq!(config.base_url, "http://localhost:8080/v1");
+        let config = ProviderConfig::resolve(&ProviderChoice::default(), &settings, |_| None);
+        assert_eq!(config.kind, ProviderKind::Anthropic);
+        assert_eq!(config.model, "claude-opus-4-1");
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let config = resolve(
+            &ProviderChoice::default(),
+            &[("ANTHROPIC_API_KEY", "sk-secret")],
+        );
+        assert!(!format!("{config:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn provider_names_parse() {
+        assert_eq!("Anthropic".parse(), Ok(ProviderKind::Anthropic));
+        assert_eq!("ollama".parse(), Ok(ProviderKind::OpenAi));
+        assert!("gemini".parse::<ProviderKind>().is_err());
+    }
+}

@@ -1,0 +1,579 @@
+//! A scripted model provider on loopback: it speaks both Anthropic's Messages API and OpenAI's
+//! chat completions (chosen by the request path), plays back one scripted turn per request, and
+//! records every request for assertions.
+//!
+//! ```ignore
+//! let server = ScriptedServer::start(vec![
+//!     Turn::error(529, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})),
+//!     Turn::tool_use("toolu_1", "read_file", json!({"path": "src/lib.rs"})),
+//!     Turn::text("Done."),
+//! ]).await;
+//! // Anthropic base: server.url(); OpenAI base: server.openai_url().
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The turns to play, in order: one per request.
+pub type Script = Vec<Turn>;
+
+/// One block of a scripted answer.
+#[derive(Debug, Clone)]
+pub enum ScriptBlock {
+    /// Text, streamed in a few pieces.
+    Text(String),
+    /// Reasoning with its signature (OpenAI-style servers stream it as `reasoning_content`).
+    Thinking {
+        /// The reasoning.
+        thinking: String,
+        /// Anthropic's signature.
+        signature: String,
+    },
+    /// Redacted reasoning (Anthropic only).
+    Redacted(String),
+    /// A tool call; its input JSON is split across several deltas.
+    ToolUse {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The input.
+        input: Value,
+    },
+}
+
+/// Token counts a scripted answer reports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScriptUsage {
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the cache.
+    pub cache_read: u64,
+    /// Input tokens written to the cache (Anthropic only).
+    pub cache_write: u64,
+}
+
+/// A successful scripted answer.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// The blocks, in order.
+    pub blocks: Vec<ScriptBlock>,
+    /// The stop reason in Anthropic's words (`end_turn`, `tool_use`, `max_tokens`); mapped for
+    /// OpenAI. Derived from the blocks when unset.
+    pub stop: Option<String>,
+    /// The usage to report.
+    pub usage: ScriptUsage,
+}
+
+/// What the server does for one request.
+#[derive(Debug, Clone)]
+pub enum Turn {
+    /// Stream an answer.
+    Reply(Reply),
+    /// Answer with an error status and JSON body.
+    Error {
+        /// The HTTP status.
+        status: u16,
+        /// The body.
+        body: Value,
+        /// Extra headers, such as `retry-after`.
+        headers: Vec<(String, String)>,
+    },
+    /// Start streaming this answer, then stop sending (without closing) after its first text
+    /// piece; for cancellation tests.
+    Stall(Reply),
+    /// Close the connection without answering.
+    Disconnect,
+}
+
+impl Turn {
+    /// An answer with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Reply(Reply::default()).then_text(text)
+    }
+
+    /// An answer with one tool call.
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self::Reply(Reply::default()).then_tool_use(id, name, input)
+    }
+
+    /// An answer that starts with reasoning.
+    pub fn thinking(thinking: impl Into<String>, signature: impl Into<String>) -> Self {
+        Self::Reply(Reply::default()).push(ScriptBlock::Thinking {
+            thinking: thinking.into(),
+            signature: signature.into(),
+        })
+    }
+
+    /// An error answer.
+    pub fn error(status: u16, body: Value) -> Self {
+        Self::Error {
+            status,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    /// An answer that stalls after its first text piece.
+    pub fn stall(text: impl Into<String>) -> Self {
+        match Self::text(text) {
+            Self::Reply(reply) => Self::Stall(reply),
+            other => other,
+        }
+    }
+
+    /// Adds a text block.
+    pub fn then_text(self, text: impl Into<String>) -> Self {
+        self.push(ScriptBlock::Text(text.into()))
+    }
+
+    /// Adds a tool call.
+    pub fn then_tool_use(
+        self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: Value,
+    ) -> Self {
+        self.push(ScriptBlock::ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+        })
+    }
+
+    /// Adds a redacted reasoning block.
+    pub fn then_redacted(self, data: impl Into<String>) -> Self {
+        self.push(ScriptBlock::Redacted(data.into()))
+    }
+
+    /// Sets the stop reason (Anthropic's words).
+    pub fn stop(mut self, stop: &str) -> Self {
+        if let Self::Reply(reply) | Self::Stall(reply) = &mut self {
+            reply.stop = Some(stop.to_owned());
+        }
+        self
+    }
+
+    /// Sets the usage.
+    pub fn usage(mut self, usage: ScriptUsage) -> Self {
+        if let Self::Reply(reply) | Self::Stall(reply) = &mut self {
+            reply.usage = usage;
+        }
+        self
+    }
+
+    /// Adds a response header to an error turn.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        if let Self::Error { headers, .. } = &mut self {
+            headers.push((name.to_owned(), value.to_owned()));
+        }
+        self
+    }
+
+    fn push(mut self, block: ScriptBlock) -> Self {
+        if let Self::Reply(reply) | Self::Stall(reply) = &mut self {
+            reply.blocks.push(block);
+        }
+        self
+    }
+}
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The HTTP method.
+    pub method: String,
+    /// The path.
+    pub path: String,
+    /// The headers, names lowercased.
+    pub headers: BTreeMap<String, String>,
+    /// The body as JSON (`Value::Null` when it was not JSON).
+    pub body: Value,
+}
+
+/// The running server; it stops when dropped with the test's runtime.
+pub struct ScriptedServer {
+    url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+impl ScriptedServer {
+    /// Binds 127.0.0.1 on a free port and starts serving the script.
+    pub async fn start(script: Script) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let turns = Arc::new(Mutex::new(VecDeque::from(script)));
+        let recorded = Arc::clone(&requests);
+        tokio::spawn(async move {
+            let mut sequence = 0u32;
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                sequence += 1;
+                let turns = Arc::clone(&turns);
+                let recorded = Arc::clone(&recorded);
+                tokio::spawn(serve(stream, turns, recorded, sequence));
+            }
+        });
+        Self { url, requests }
+    }
+
+    /// The base URL for Anthropic (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// The base URL for OpenAI-compatible clients (`http://127.0.0.1:PORT/v1`).
+    pub fn openai_url(&self) -> String {
+        format!("{}/v1", self.url)
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// The bodies of every request so far.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.requests().into_iter().map(|r| r.body).collect()
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    turns: Arc<Mutex<VecDeque<Turn>>>,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+    sequence: u32,
+) {
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    let wire = if request.path.ends_with("/chat/completions") {
+        Wire::OpenAi
+    } else {
+        Wire::Anthropic
+    };
+    let model = request.body["model"].as_str().unwrap_or("model").to_owned();
+    recorded.lock().unwrap().push(request);
+    let turn = turns.lock().unwrap().pop_front();
+    let Some(turn) = turn else {
+        let body = json!({"error": {"type": "script_exhausted", "message": "the script has no more turns"}});
+        write_error(&mut stream, 418, &body, &[]).await;
+        return;
+    };
+    match turn {
+        Turn::Error {
+            status,
+            body,
+            headers,
+        } => write_error(&mut stream, status, &body, &headers).await,
+        Turn::Disconnect => {}
+        Turn::Reply(reply) => {
+            let events = render(wire, &reply, &model, sequence);
+            let _ = write_stream(&mut stream, &events).await;
+        }
+        Turn::Stall(reply) => {
+            let events = render(wire, &reply, &model, sequence);
+            // Everything up to and including the first text piece, then silence.
+            let first_text = events
+                .iter()
+                .position(|e| {
+                    e.contains("text_delta")
+                        || (e.contains("\"content\":\"") && !e.contains("\"content\":\"\""))
+                })
+                .unwrap_or(0);
+            let _ = write_stream_open(&mut stream, &events[..=first_text]).await;
+            // Hold the connection until the client hangs up.
+            let mut sink = [0u8; 64];
+            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+        }
+    }
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let header_end = loop {
+        if let Some(end) = find(&buffer, b"\r\n\r\n") {
+            break end;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..header_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_owned();
+    let path = request_line.next()?.to_owned();
+    let headers: BTreeMap<String, String> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[header_end + 4..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    })
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn write_error(
+    stream: &mut TcpStream,
+    status: u16,
+    body: &Value,
+    headers: &[(String, String)],
+) {
+    let body = body.to_string();
+    let mut head = format!(
+        "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+async fn write_stream_open(stream: &mut TcpStream, events: &[String]) -> std::io::Result<()> {
+    stream
+        .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n")
+        .await?;
+    for event in events {
+        // Each event goes out in two writes split mid-line, so the client's decoder must
+        // reassemble lines that arrive in pieces.
+        let bytes = event.as_bytes();
+        let mut middle = bytes.len() / 2;
+        while !event.is_char_boundary(middle) {
+            middle += 1;
+        }
+        stream.write_all(&bytes[..middle]).await?;
+        stream.flush().await?;
+        stream.write_all(&bytes[middle..]).await?;
+        stream.flush().await?;
+    }
+    Ok(())
+}
+
+async fn write_stream(stream: &mut TcpStream, events: &[String]) -> std::io::Result<()> {
+    write_stream_open(stream, events).await?;
+    stream.shutdown().await
+}
+
+/// Splits text into three pieces at character boundaries (fewer when it is short).
+fn pieces(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() < 3 {
+        return vec![text.to_owned()];
+    }
+    let third = chars.len() / 3;
+    vec![
+        chars[..third].iter().collect(),
+        chars[third..2 * third].iter().collect(),
+        chars[2 * third..].iter().collect(),
+    ]
+}
+
+fn stop_of(reply: &Reply) -> String {
+    reply.stop.clone().unwrap_or_else(|| {
+        if reply
+            .blocks
+            .iter()
+            .any(|b| matches!(b, ScriptBlock::ToolUse { .. }))
+        {
+            "tool_use".to_owned()
+        } else {
+            "end_turn".to_owned()
+        }
+    })
+}
+
+fn render(wire: Wire, reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
+    match wire {
+        Wire::Anthropic => render_anthropic(reply, model, sequence),
+        Wire::OpenAi => render_openai(reply, model, sequence),
+    }
+}
+
+fn sse(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+fn render_anthropic(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
+    let usage = reply.usage;
+    let mut out = vec![
+        sse(
+            "message_start",
+            &json!({"type": "message_start", "message": {
+                "id": format!("msg_scripted_{sequence}"), "type": "message", "role": "assistant",
+                "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": usage.input, "cache_creation_input_tokens": usage.cache_write,
+                          "cache_read_input_tokens": usage.cache_read, "output_tokens": 1},
+            }}),
+        ),
+        sse("ping", &json!({"type": "ping"})),
+    ];
+    for (index, block) in reply.blocks.iter().enumerate() {
+        let start = |content_block: Value| {
+            sse(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": index, "content_block": content_block}),
+            )
+        };
+        let delta = |delta: Value| {
+            sse(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            )
+        };
+        match block {
+            ScriptBlock::Text(text) => {
+                out.push(start(json!({"type": "text", "text": ""})));
+                for piece in pieces(text) {
+                    out.push(delta(json!({"type": "text_delta", "text": piece})));
+                }
+            }
+            ScriptBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                out.push(start(
+                    json!({"type": "thinking", "thinking": "", "signature": ""}),
+                ));
+                for piece in pieces(thinking) {
+                    out.push(delta(json!({"type": "thinking_delta", "thinking": piece})));
+                }
+                out.push(delta(
+                    json!({"type": "signature_delta", "signature": signature}),
+                ));
+            }
+            ScriptBlock::Redacted(data) => {
+                out.push(start(json!({"type": "redacted_thinking", "data": data})));
+            }
+            ScriptBlock::ToolUse { id, name, input } => {
+                out.push(start(
+                    json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                ));
+                // The API opens with an empty piece, then splits the JSON anywhere.
+                out.push(delta(
+                    json!({"type": "input_json_delta", "partial_json": ""}),
+                ));
+                for piece in pieces(&input.to_string()) {
+                    out.push(delta(
+                        json!({"type": "input_json_delta", "partial_json": piece}),
+                    ));
+                }
+            }
+        }
+        out.push(sse(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    out.push(sse(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop_of(reply), "stop_sequence": null},
+                "usage": {"output_tokens": usage.output}}),
+    ));
+    out.push(sse("message_stop", &json!({"type": "message_stop"})));
+    out
+}
+
+fn render_openai(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
+    let id = format!("chatcmpl-scripted-{sequence}");
+    let chunk = |delta: Value, finish: Value| {
+        let data = json!({
+            "id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        });
+        format!("data: {data}\n\n")
+    };
+    let mut out = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    let mut call_index = 0;
+    for block in &reply.blocks {
+        match block {
+            ScriptBlock::Text(text) => {
+                for piece in pieces(text) {
+                    out.push(chunk(json!({"content": piece}), Value::Null));
+                }
+            }
+            ScriptBlock::Thinking { thinking, .. } => {
+                for piece in pieces(thinking) {
+                    out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
+                }
+            }
+            ScriptBlock::Redacted(_) => {}
+            ScriptBlock::ToolUse { id, name, input } => {
+                out.push(chunk(
+                    json!({"tool_calls": [{"index": call_index, "id": id, "type": "function",
+                                           "function": {"name": name, "arguments": ""}}]}),
+                    Value::Null,
+                ));
+                for piece in pieces(&input.to_string()) {
+                    out.push(chunk(
+                        json!({"tool_calls": [{"index": call_index, "function": {"arguments": piece}}]}),
+                        Value::Null,
+                    ));
+                }
+                call_index += 1;
+            }
+        }
+    }
+    let finish = match stop_of(reply).as_str() {
+        "tool_use" => "tool_calls",
+        "max_tokens" => "length",
+        _ => "stop",
+    };
+    out.push(chunk(json!({}), json!(finish)));
+    let usage = reply.usage;
+    let usage_chunk = json!({
+        "id": id, "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
+        "usage": {
+            "prompt_tokens": usage.input + usage.cache_read,
+            "completion_tokens": usage.output,
+            "total_tokens": usage.input + usage.cache_read + usage.output,
+            "prompt_tokens_details": {"cached_tokens": usage.cache_read},
+        },
+    });
+    out.push(format!("data: {usage_chunk}\n\n"));
+    out.push("data: [DONE]\n\n".to_owned());
+    out
+}
