@@ -691,3 +691,95 @@ async fn openai_without_a_key_sends_no_authorization() {
     assert!(!recorded.headers.contains_key("authorization"));
     assert_eq!(recorded.body["max_tokens"], 1024);
 }
+
+#[tokio::test]
+async fn an_overload_reported_mid_stream_is_retried_from_scratch() {
+    for kind in KINDS {
+        let error = json!({"type": "overloaded_error", "message": "Overloaded"});
+        let script = vec![
+            Turn::stream_error("Partial answer", error),
+            Turn::text("Whole answer"),
+        ];
+        let (server, result, events) = serve_one(kind, script).await;
+        assert_eq!(result.unwrap().message.text(), "Whole answer", "{kind}");
+        let retry = events
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Retrying { attempt: 2, .. }))
+            .expect("a retry");
+        assert!(
+            matches!(&events[retry], StreamEvent::Retrying { reason, .. } if reason == "529: Overloaded"),
+            "{events:?}"
+        );
+        // What came before the retry is void; what came after is the answer.
+        assert_eq!(text_of(&events[retry..]), "Whole answer", "{kind}");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_request_reported_mid_stream_is_not_retried() {
+    for kind in KINDS {
+        let error = json!({"type": "invalid_request_error", "message": "bad block"});
+        let (server, result, events) =
+            serve_one(kind, vec![Turn::stream_error("Partial", error)]).await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(&error, ProviderError::Stream(m) if m.contains("bad block")),
+            "{kind}: {error:?}"
+        );
+        assert!(retries(&events).is_empty());
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_stream_cut_short_is_retried() {
+    for kind in KINDS {
+        let (server, result, events) =
+            serve_one(kind, vec![Turn::cut("Half an ans"), Turn::text("Answer")]).await;
+        assert_eq!(result.unwrap().message.text(), "Answer", "{kind}");
+        assert_eq!(retries(&events), vec![2], "{kind}");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn a_stream_always_cut_short_ends_in_a_stream_error() {
+    let script = (0..4).map(|_| Turn::cut("Half")).collect();
+    let (_s, result, _) = serve_one(ProviderKind::Anthropic, script).await;
+    let error = result.unwrap_err();
+    assert_eq!(
+        error,
+        ProviderError::Stream(
+            "the response stream ended before message_stop (after 4 attempts)".into()
+        )
+    );
+}
+
+#[tokio::test]
+async fn x_should_retry_overrides_the_status() {
+    let body = json!({"type": "error", "error": {"type": "api_error", "message": "Internal"}});
+    let (server, result, _) = serve_one(
+        ProviderKind::Anthropic,
+        vec![Turn::error(500, body.clone()).header("x-should-retry", "false")],
+    )
+    .await;
+    assert_eq!(
+        result.unwrap_err(),
+        ProviderError::Api {
+            status: 500,
+            message: "Internal".into()
+        }
+    );
+    assert_eq!(server.requests().len(), 1);
+    let (_s, result, events) = serve_one(
+        ProviderKind::Anthropic,
+        vec![
+            Turn::error(409, body).header("x-should-retry", "true"),
+            Turn::text("ok"),
+        ],
+    )
+    .await;
+    result.unwrap();
+    assert_eq!(retries(&events), vec![2]);
+}

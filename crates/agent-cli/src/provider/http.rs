@@ -147,6 +147,7 @@ impl Endpoint {
             map.insert(HeaderName::from_static(name), value);
         }
         let client = reqwest::Client::builder()
+            .user_agent(concat!("agent-cli/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(READ_TIMEOUT)
             .build()
@@ -257,12 +258,29 @@ impl Endpoint {
         let status = response.status().as_u16();
         if !response.status().is_success() {
             let retry_after = retry_after(response.headers());
+            let should_retry = should_retry(response.headers());
             let text = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(Failure::Fatal(ProviderError::Cancelled)),
                 text = response.text() => text.unwrap_or_default(),
             };
-            return Err(classify_status(status, &text, retry_after, self.key_env));
+            let failure = classify_status(status, &text, retry_after, self.key_env);
+            return Err(match (failure, should_retry) {
+                // Anthropic's servers say outright when a retry is pointless.
+                (Failure::Transient(t), Some(false)) => Failure::Fatal(ProviderError::Api {
+                    status,
+                    message: t.message,
+                }),
+                (Failure::Fatal(ProviderError::Api { status, message }), Some(true)) => {
+                    Failure::Transient(Transient {
+                        status: Some(status),
+                        message,
+                        retry_after,
+                        unreachable: false,
+                    })
+                }
+                (failure, _) => failure,
+            });
         }
         let mut sse = SseDecoder::default();
         loop {
@@ -345,6 +363,15 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     value("retry-after").map(Duration::from_secs_f64)
+}
+
+/// What an `x-should-retry` header says, when there is one.
+fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()? {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
 }
 
 /// Sorts an error response into transient and fatal.

@@ -1,5 +1,46 @@
 //! Model providers: Anthropic's Messages API and OpenAI-compatible chat completions, both
 //! streaming.
+//!
+//! [`ProviderConfig::resolve`] picks the provider from flags, settings and the environment,
+//! [`build`] makes it, and [`Provider::stream`] sends one request, reporting
+//! [`StreamEvent`]s as the answer arrives. Transient failures (429, 529, 5xx, overload, broken
+//! connections) are retried with doubling delays; the rest come back as a [`ProviderError`]
+//! with a message for the user.
+//!
+//! ```no_run
+//! use agent_cli::conversation::Message;
+//! use agent_cli::provider::{ModelRequest, ProviderChoice, ProviderConfig, StreamEvent, build};
+//!
+//! # async fn demo() -> anyhow::Result<()> {
+//! let config = ProviderConfig::resolve(
+//!     &ProviderChoice::default(),
+//!     &ProviderChoice::default(),
+//!     |name| std::env::var(name).ok(),
+//! );
+//! let provider = build(&config)?;
+//! let request = ModelRequest {
+//!     model: config.model.clone(),
+//!     system: vec!["You are a coding agent.".to_owned()],
+//!     messages: vec![Message::user_text("Say hello.")],
+//!     tools: serde_json::json!([]),
+//!     max_tokens: 1024,
+//! };
+//! let cancel = tool_core::CancellationToken::new();
+//! let response = provider
+//!     .stream(
+//!         &request,
+//!         &mut |event| {
+//!             if let StreamEvent::TextDelta(text) = event {
+//!                 print!("{text}");
+//!             }
+//!         },
+//!         &cancel,
+//!     )
+//!     .await?;
+//! println!("\n{:?}", response.stop_reason);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod anthropic;
 mod config;
@@ -58,7 +99,8 @@ pub enum StreamEvent {
         /// The input as streamed (JSON text).
         input_json: String,
     },
-    /// The request is being retried after a transient failure.
+    /// The request is being retried after a transient failure. Whatever the failed attempt
+    /// streamed before this event is void: the retry streams the whole answer again.
     Retrying {
         /// Which attempt is next (2 for the first retry).
         attempt: u32,

@@ -267,8 +267,11 @@ impl OpenAiDecoder {
             if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
                 partial.name.push_str(name);
             }
-            if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                partial.arguments.push_str(arguments);
+            match call.pointer("/function/arguments") {
+                Some(Value::String(arguments)) => partial.arguments.push_str(arguments),
+                // Some servers send the arguments as an object instead of JSON text.
+                Some(arguments @ Value::Object(_)) => partial.arguments = arguments.to_string(),
+                _ => {}
             }
             if partial.id.is_empty() {
                 // Some local servers leave ids out; the conversation needs one to pair results.
@@ -374,5 +377,90 @@ impl Decoder for OpenAiDecoder {
             stop_reason,
             usage: self.usage,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn decode(chunks: &[&str]) -> (Result<Response, Failure>, Vec<StreamEvent>) {
+        let mut decoder = OpenAiDecoder::default();
+        let mut events = Vec::new();
+        let mut sink = |e| events.push(e);
+        for data in chunks {
+            let event = SseEvent {
+                event: None,
+                data: (*data).to_owned(),
+            };
+            if let Err(failure) = decoder.event(&event, &mut sink) {
+                return (Err(failure), events);
+            }
+        }
+        let result = decoder.finish(&mut sink);
+        (result, events)
+    }
+
+    #[test]
+    fn a_whole_tool_call_in_one_chunk_without_id_and_with_stop() {
+        // How Ollama streams tool calls: all at once, no id, and finish_reason "stop".
+        let (result, events) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"glob","arguments":{"pattern":"*.rs"}}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"index":1,"function":{"name":"grep","arguments":"{\"pattern\":\"fn\"}"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        let response = result.unwrap();
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        let calls: Vec<_> = response.message.tool_uses().collect();
+        assert_eq!(calls[0], ("call_0", "glob", &json!({"pattern": "*.rs"})));
+        assert_eq!(calls[1], ("call_1", "grep", &json!({"pattern": "fn"})));
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::ToolUseComplete { .. }))
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_finish_reason_without_done_is_a_whole_answer() {
+        let (result, _) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        ]);
+        assert_eq!(result.unwrap().message.text(), "hi");
+    }
+
+    #[test]
+    fn a_stream_without_an_end_is_transient() {
+        let (result, _) =
+            decode(&[r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}"#]);
+        assert!(matches!(result, Err(Failure::Transient(_))));
+    }
+
+    #[test]
+    fn ollama_reasoning_field_is_thinking() {
+        let (result, events) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"reasoning":"hmm"},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}"#,
+        ]);
+        assert_eq!(events[0], StreamEvent::ThinkingDelta("hmm".into()));
+        assert_eq!(result.unwrap().message.text(), "ok");
+    }
+
+    #[test]
+    fn openai_itself_gets_max_completion_tokens() {
+        assert_eq!(
+            TokenLimitField::for_base_url("https://api.openai.com/v1"),
+            TokenLimitField::MaxCompletionTokens
+        );
+        assert_eq!(
+            TokenLimitField::for_base_url("http://localhost:11434/v1"),
+            TokenLimitField::MaxTokens
+        );
     }
 }

@@ -90,6 +90,17 @@ pub enum Turn {
     Stall(Reply),
     /// Close the connection without answering.
     Disconnect,
+    /// Start streaming this answer, then close the connection after its first text piece.
+    Cut(Reply),
+    /// Start streaming this answer, then report `error` (Anthropic's `{"type", "message"}`
+    /// object) inside the stream after its first text piece: an `error` event for Anthropic,
+    /// a chunk with an `error` object for OpenAI.
+    StreamError {
+        /// The answer that starts streaming.
+        reply: Reply,
+        /// The error object.
+        error: Value,
+    },
 }
 
 impl Turn {
@@ -124,6 +135,22 @@ impl Turn {
     pub fn stall(text: impl Into<String>) -> Self {
         match Self::text(text) {
             Self::Reply(reply) => Self::Stall(reply),
+            other => other,
+        }
+    }
+
+    /// An answer whose connection closes after its first text piece.
+    pub fn cut(text: impl Into<String>) -> Self {
+        match Self::text(text) {
+            Self::Reply(reply) => Self::Cut(reply),
+            other => other,
+        }
+    }
+
+    /// An answer that reports an error mid-stream, after its first text piece.
+    pub fn stream_error(text: impl Into<String>, error: Value) -> Self {
+        match Self::text(text) {
+            Self::Reply(reply) => Self::StreamError { reply, error },
             other => other,
         }
     }
@@ -288,20 +315,37 @@ async fn serve(
         }
         Turn::Stall(reply) => {
             let events = render(wire, &reply, &model, sequence);
-            // Everything up to and including the first text piece, then silence.
-            let first_text = events
-                .iter()
-                .position(|e| {
-                    e.contains("text_delta")
-                        || (e.contains("\"content\":\"") && !e.contains("\"content\":\"\""))
-                })
-                .unwrap_or(0);
-            let _ = write_stream_open(&mut stream, &events[..=first_text]).await;
+            let _ = write_stream_open(&mut stream, until_first_text(&events)).await;
             // Hold the connection until the client hangs up.
             let mut sink = [0u8; 64];
             while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
         }
+        Turn::Cut(reply) => {
+            let events = render(wire, &reply, &model, sequence);
+            let _ = write_stream(&mut stream, until_first_text(&events)).await;
+        }
+        Turn::StreamError { reply, error } => {
+            let mut events = render(wire, &reply, &model, sequence);
+            events.truncate(until_first_text(&events).len());
+            events.push(match wire {
+                Wire::Anthropic => sse("error", &json!({"type": "error", "error": error})),
+                Wire::OpenAi => format!("data: {}\n\n", json!({"error": error})),
+            });
+            let _ = write_stream(&mut stream, &events).await;
+        }
     }
+}
+
+/// The events up to and including the first piece of text.
+fn until_first_text(events: &[String]) -> &[String] {
+    let first_text = events
+        .iter()
+        .position(|e| {
+            e.contains("text_delta")
+                || (e.contains("\"content\":\"") && !e.contains("\"content\":\"\""))
+        })
+        .unwrap_or(0);
+    &events[..=first_text]
 }
 
 async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
