@@ -100,7 +100,9 @@ pub enum StreamEvent {
         input_json: String,
     },
     /// The request is being retried after a transient failure. Whatever the failed attempt
-    /// streamed before this event is void: the retry streams the whole answer again.
+    /// streamed before this event is void: the retry streams the whole answer again, so the
+    /// caller drops partial text and cancels (or ignores the results of) tool calls it started
+    /// on that attempt's `ToolUseComplete` events.
     Retrying {
         /// Which attempt is next (2 for the first retry).
         attempt: u32,
