@@ -1,8 +1,14 @@
 //! Project chores, run as `cargo xtask <command>`.
 //!
 //! - `cargo xtask tidy`: checks the workspace's invariants (crate layering, lints, crate docs).
+//! - `cargo xtask bench-search`: measures tool search against its peers on real data.
 
+mod alloc;
+mod bench_search;
 mod tidy;
+
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 use clap::{Parser, Subcommand};
 
@@ -17,10 +23,13 @@ struct Cli {
 enum Command {
     /// Check the workspace's invariants: which crate may depend on which, workspace lints, crate docs.
     Tidy,
+    /// Measure tool search: quality on the benchmark sets, speed and memory at 500 to 100k tools.
+    BenchSearch(bench_search::Options),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::BenchSearch(options) => bench_search::run(options),
         Command::Tidy => {
             let root = tidy::workspace_root()?;
             let problems = tidy::check(&root)?;

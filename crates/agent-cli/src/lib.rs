@@ -1,5 +1,10 @@
-//! The coding agent behind the `agent-cli` binary: providers, the conversation, sessions and
+//! The coding agent behind the `agent-cli` binary: providers, the agent loop, sessions and
 //! settings. The binary (`src/main.rs`) wires these to the terminal.
 
+pub mod agent;
 pub mod conversation;
 pub mod provider;
+pub mod runtime;
+pub mod settings;
+pub mod transcript;
+pub mod ui;

@@ -1,17 +1,551 @@
 //! `agent-cli`: a coding agent in the terminal.
 
-use clap::Parser;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
 
-/// A coding agent in the terminal, built on the tool-core toolkit.
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use tool_core::{CancellationToken, PermissionMode, Prompter, ToolCall};
+
+use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
+use agent_cli::runtime::{ToolOptions, ToolRuntime};
+use agent_cli::settings::{Paths, Settings};
+use agent_cli::transcript::{self, Transcript};
+use agent_cli::ui;
+
+/// A coding agent in the terminal.
 ///
-/// The tool layer (tool-core) is ready; the agent loop, providers and subcommands are not built
-/// yet, so this binary offers no commands beyond --help and --version.
+/// With no arguments it starts an interactive session; `-p "task"` runs one task and prints the
+/// answer. It talks to Anthropic's Messages API when ANTHROPIC_API_KEY is set, to an
+/// OpenAI-compatible API when OPENAI_API_KEY or OPENAI_BASE_URL is set, and otherwise to a local
+/// OpenAI-compatible server at http://localhost:11434/v1 (Ollama's default).
+///
+/// Settings are read from ~/.config/agent-cli/settings.json and ./.agent-cli/settings.json
+/// (permissions, hooks, MCP servers, deferral, provider and model); flags override them.
 #[derive(Parser)]
-#[command(name = "agent-cli", version, about, long_about)]
-struct Cli {}
+#[command(
+    name = "agent-cli",
+    version,
+    about,
+    long_about,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
 
-fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
-    println!("agent-cli: the agent loop is not built yet; see --help for what exists.");
-    Ok(())
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args, Default)]
+struct RunArgs {
+    /// Run one task without interaction and print the result (calls that need approval are denied).
+    #[arg(short = 'p', long = "print", value_name = "TASK")]
+    print: Option<String>,
+
+    /// What print mode writes to standard output.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    output_format: OutputFormat,
+
+    /// Continue the most recent session in this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_: bool,
+
+    /// Resume the session with this id.
+    #[arg(short = 'r', long, value_name = "ID")]
+    resume: Option<String>,
+
+    /// The most model requests in one turn.
+    #[arg(long, default_value_t = 50)]
+    max_turns: usize,
+
+    #[command(flatten)]
+    provider: ProviderArgs,
+
+    #[command(flatten)]
+    tools: ToolArgs,
+}
+
+#[derive(Args, Default, Clone)]
+struct ProviderArgs {
+    /// `anthropic` or `openai` (any OpenAI-compatible server).
+    #[arg(long)]
+    provider: Option<String>,
+    /// The model's name.
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider's base URL, such as http://localhost:8080/v1.
+    #[arg(long)]
+    base_url: Option<String>,
+}
+
+#[derive(Args, Default, Clone)]
+struct ToolArgs {
+    /// Permission mode: default, accept_edits, plan, bypass or dont_ask.
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<PermissionMode>,
+    /// Tool deferral: true, false, auto or auto:N.
+    #[arg(long, value_name = "MODE")]
+    defer_tools: Option<String>,
+    /// How found deferred tools are called: proxy (through execute_tool) or inline.
+    #[arg(long, value_name = "STRATEGY")]
+    activation: Option<String>,
+    /// Another directory the file tools may use (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    add_dir: Vec<PathBuf>,
+    /// An allow rule such as `shell(git status:*)` (repeatable).
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+    /// A deny rule such as `shell(rm:*)` or `mcp__slack` (repeatable).
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+enum OutputFormat {
+    /// The final answer as text.
+    #[default]
+    Text,
+    /// One JSON object with the answer, session id, turns and usage.
+    Json,
+    /// One JSON object per line as the session happens.
+    StreamJson,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect and run tools.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ToolsCommand {
+    /// List the tools a request carries (and, with --deferred, the deferred ones).
+    List {
+        /// List the deferred tools instead.
+        #[arg(long)]
+        deferred: bool,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
+    /// Search the tools as tool_search would.
+    Search {
+        /// Keywords, +word, select:NAME, discover:words or mcp__SERVER.
+        query: String,
+        /// Show how each result's score came about.
+        #[arg(long)]
+        explain: bool,
+        /// How many results.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
+    /// Call one tool through the whole lifecycle (with a permission prompt when needed).
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The input, as a JSON object.
+        #[arg(long, default_value = "{}")]
+        input: String,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
+}
+
+fn tool_options(args: &ToolArgs) -> ToolOptions {
+    ToolOptions {
+        mode: args.permission_mode,
+        defer_tools: args.defer_tools.clone(),
+        activation: args.activation.clone(),
+        extra_roots: args.add_dir.clone(),
+        allow: args.allow.clone(),
+        deny: args.deny.clone(),
+    }
+}
+
+struct Context {
+    cwd: PathBuf,
+    paths: Paths,
+    settings: Settings,
+}
+
+impl Context {
+    fn load() -> anyhow::Result<Self> {
+        let cwd = std::env::current_dir().context("reading the working directory")?;
+        let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
+        let settings = paths.load_settings()?;
+        Ok(Self {
+            cwd,
+            paths,
+            settings,
+        })
+    }
+
+    fn runtime(
+        &self,
+        args: &ToolArgs,
+        prompter: Option<Arc<dyn Prompter>>,
+    ) -> anyhow::Result<ToolRuntime> {
+        let id = "cli";
+        ToolRuntime::build(
+            &self.cwd,
+            id,
+            self.paths.sessions_dir().join(id),
+            &self.settings,
+            &tool_options(args),
+            prompter,
+        )
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Tools { command }) => tools_command(command).await,
+        None => run(cli.run).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
+    let ctx = Context::load()?;
+    match command {
+        ToolsCommand::List { deferred, tools } => {
+            let runtime = ctx.runtime(&tools, None)?;
+            let mut out = std::io::stdout().lock();
+            if deferred {
+                for name in runtime.pool.deferred_names() {
+                    let description = runtime
+                        .registry
+                        .get(&name)
+                        .map(|e| first_line(&e.tool().spec().description))
+                        .unwrap_or_default();
+                    writeln!(out, "{name:<32} {description}")?;
+                }
+            } else {
+                for tool in runtime.pool.request_tools().tools {
+                    writeln!(
+                        out,
+                        "{:<32} {}",
+                        tool.spec().name,
+                        first_line(&tool.spec().description)
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Search {
+            query,
+            explain,
+            limit,
+            tools,
+        } => {
+            let runtime = ctx.runtime(&tools, None)?;
+            let mut index = tool_search::SearchIndex::default();
+            for tool in runtime.pool.visible_tools() {
+                index.add(tool_pool::document(tool.as_ref()));
+            }
+            let results = index.search(&query, limit)?;
+            let mut out = std::io::stdout().lock();
+            for hit in &results.hits {
+                writeln!(out, "{:>8.3}  {}", hit.score, hit.name)?;
+                if explain && let Some(explanation) = index.explain(&query, &hit.name)? {
+                    writeln!(out, "{explanation}")?;
+                }
+            }
+            for name in &results.missing {
+                writeln!(out, "not found: {name}")?;
+            }
+            if results.hits.is_empty() && results.missing.is_empty() {
+                writeln!(out, "no tool matched `{query}`")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Call { name, input, tools } => {
+            let input: Value = serde_json::from_str(&input)
+                .with_context(|| format!("--input is not JSON: {input}; pass an object such as '{{\"path\": \"README.md\"}}'"))?;
+            let prompter: Option<Arc<dyn Prompter>> = std::io::stdin().is_terminal().then(|| {
+                Arc::new(ui::TerminalPrompter::new(
+                    ui::input_lines(),
+                    ctx.paths.clone(),
+                )) as Arc<dyn Prompter>
+            });
+            let runtime = ctx.runtime(&tools, prompter)?;
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let printer = tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    ui::print_event(&event);
+                }
+            });
+            let result = runtime
+                .executor
+                .execute(
+                    ToolCall::new("cli_call", name, input),
+                    CancellationToken::new(),
+                    Some(tx),
+                )
+                .await;
+            let _ = printer.await;
+            println!("{}", result.text());
+            Ok(if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+/// The provider from flags, then settings, then the environment.
+fn provider_config(
+    flags: &ProviderArgs,
+    settings: &Settings,
+) -> anyhow::Result<agent_cli::provider::ProviderConfig> {
+    use agent_cli::provider::{ProviderChoice, ProviderConfig, ProviderKind};
+    let kind = |text: Option<&String>, source: &str| -> anyhow::Result<Option<ProviderKind>> {
+        text.map(|t| {
+            t.parse::<ProviderKind>()
+                .map_err(|e| anyhow::anyhow!("{source}: {e}"))
+        })
+        .transpose()
+    };
+    let from_flags = ProviderChoice {
+        provider: kind(flags.provider.as_ref(), "--provider")?,
+        model: flags.model.clone(),
+        base_url: flags.base_url.clone(),
+    };
+    let from_settings = ProviderChoice {
+        provider: kind(settings.provider.as_ref(), "the `provider` setting")?,
+        model: settings.model.clone(),
+        base_url: settings.base_url.clone(),
+    };
+    Ok(ProviderConfig::resolve(
+        &from_flags,
+        &from_settings,
+        |name| std::env::var(name).ok(),
+    ))
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect()
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let ctx = Context::load()?;
+    let interactive = args.print.is_none();
+    let input = ui::input_lines();
+    let prompter: Option<Arc<dyn Prompter>> = interactive.then(|| {
+        Arc::new(ui::TerminalPrompter::new(
+            Arc::clone(&input),
+            ctx.paths.clone(),
+        )) as Arc<dyn Prompter>
+    });
+    let sessions = ctx.paths.sessions_dir();
+    let (transcript, messages) = if let Some(id) = &args.resume {
+        Transcript::resume(&transcript::by_id(&sessions, id)?)?
+    } else if args.continue_ {
+        let path = transcript::latest(&sessions, &ctx.cwd)?
+            .context("there is no earlier session in this directory to continue; start one without --continue")?;
+        Transcript::resume(&path)?
+    } else {
+        (Transcript::create(&sessions, &ctx.cwd)?, Vec::new())
+    };
+    let session_dir = sessions.join(transcript.id());
+    let runtime = ToolRuntime::build(
+        &ctx.cwd,
+        transcript.id(),
+        session_dir,
+        &ctx.settings,
+        &tool_options(&args.provider_tools()),
+        prompter,
+    )?;
+    let config = provider_config(&args.provider, &ctx.settings)?;
+    let model = config.model.clone();
+    let provider = agent_cli::provider::build(&config)?;
+    let mut agent = Agent::new(provider, runtime, transcript, messages, model);
+    agent.max_turns = args.max_turns;
+
+    let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
+    {
+        let turn = Arc::clone(&turn);
+        tokio::spawn(async move {
+            let mut presses = 0u32;
+            while tokio::signal::ctrl_c().await.is_ok() {
+                let token = turn.lock().map(|t| t.clone()).ok();
+                match token {
+                    Some(token) if !token.is_cancelled() && presses == 0 => {
+                        presses += 1;
+                        token.cancel();
+                        eprintln!("\n(cancelling; press Ctrl-C again to exit)");
+                    }
+                    _ => std::process::exit(130),
+                }
+            }
+        });
+    }
+
+    match args.print {
+        Some(task) => print_mode(&mut agent, &task, args.output_format, &turn).await,
+        None => interactive_mode(&mut agent, input, &turn).await,
+    }
+}
+
+impl RunArgs {
+    fn provider_tools(&self) -> ToolArgs {
+        self.tools.clone()
+    }
+}
+
+fn fresh_token(turn: &std::sync::Mutex<CancellationToken>) -> CancellationToken {
+    let token = CancellationToken::new();
+    if let Ok(mut slot) = turn.lock() {
+        *slot = token.clone();
+    }
+    token
+}
+
+async fn print_mode(
+    agent: &mut Agent,
+    task: &str,
+    format: OutputFormat,
+    turn: &std::sync::Mutex<CancellationToken>,
+) -> anyhow::Result<ExitCode> {
+    let observer: Observer = match format {
+        OutputFormat::StreamJson => Arc::new(|event: AgentEvent| {
+            if matches!(
+                event,
+                AgentEvent::Message { .. }
+                    | AgentEvent::ToolResult { .. }
+                    | AgentEvent::Retrying { .. }
+            ) && let Ok(line) = serde_json::to_string(&event)
+            {
+                println!("{line}");
+            }
+        }),
+        _ => Arc::new(|event: AgentEvent| {
+            if let AgentEvent::Retrying { attempt, reason } = event {
+                eprintln!("retrying (attempt {attempt}): {reason}");
+            }
+        }),
+    };
+    let token = fresh_token(turn);
+    let report = agent.run_turn(task, &token, &observer).await;
+    let (is_error, text, report) = match report {
+        Ok(report) => (
+            report.outcome != Outcome::Done,
+            report.text.clone(),
+            Some(report),
+        ),
+        Err(err) => (true, format!("{err:#}"), None),
+    };
+    let subtype = match report.as_ref().map(|r| &r.outcome) {
+        Some(Outcome::Done) => "success",
+        Some(Outcome::MaxTurns) => "error_max_turns",
+        Some(Outcome::Cancelled) => "cancelled",
+        None => "error",
+    };
+    match format {
+        OutputFormat::Text => {
+            if is_error {
+                eprintln!("error: {}", if report.is_some() { subtype } else { &text });
+                if report.is_some() && !text.is_empty() {
+                    println!("{text}");
+                }
+            } else {
+                println!("{text}");
+            }
+        }
+        OutputFormat::Json | OutputFormat::StreamJson => {
+            let usage = report.as_ref().map(|r| r.usage).unwrap_or_default();
+            let summary = json!({
+                "type": "result",
+                "subtype": subtype,
+                "is_error": is_error,
+                "result": text,
+                "session_id": agent.session_id(),
+                "num_turns": report.as_ref().map_or(0, |r| r.requests),
+                "usage": usage,
+            });
+            println!("{summary}");
+        }
+    }
+    Ok(if is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn interactive_mode(
+    agent: &mut Agent,
+    input: ui::InputLines,
+    turn: &std::sync::Mutex<CancellationToken>,
+) -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "agent-cli · session {} · {} tools loaded, {} deferred · Ctrl-C cancels a turn, Ctrl-D exits",
+        agent.session_id(),
+        agent.runtime.pool.request_tools().tools.len(),
+        agent.runtime.pool.deferred_names().len()
+    );
+    let observer: Observer = Arc::new(|event: AgentEvent| match event {
+        AgentEvent::Text { text } => {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        AgentEvent::Tool { event } => ui::print_event(&event),
+        AgentEvent::ToolResult { name, result } => ui::print_result(&name, &result),
+        AgentEvent::Retrying { attempt, reason } => {
+            eprintln!("  (retrying, attempt {attempt}: {reason})")
+        }
+        AgentEvent::Thinking { .. } | AgentEvent::Message { .. } => {}
+    });
+    loop {
+        eprint!("\n> ");
+        let _ = std::io::stderr().flush();
+        let line = input.lock().await.next_line().await?;
+        let Some(line) = line else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "/exit" || line == "/quit" {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let token = fresh_token(turn);
+        match agent.run_turn(line, &token, &observer).await {
+            Ok(report) => {
+                println!();
+                match report.outcome {
+                    Outcome::Done => {}
+                    Outcome::MaxTurns => {
+                        eprintln!("(stopped after {} model requests)", report.requests)
+                    }
+                    Outcome::Cancelled => eprintln!("(turn cancelled)"),
+                }
+            }
+            Err(err) => eprintln!("\nerror: {err:#}"),
+        }
+    }
 }

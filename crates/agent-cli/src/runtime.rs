@@ -1,0 +1,160 @@
+//! The tool side of a session: registry, built-ins, pool and executor, built from settings.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tool_builtins::Builtins;
+use tool_core::{
+    CommandHook, Executor, PermissionMode, PermissionRules, Permissions, Prompter, Session,
+    ToolRegistry,
+};
+use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
+
+use crate::settings::Settings;
+
+/// What the command line adds to the settings for the tool side.
+#[derive(Debug, Clone, Default)]
+pub struct ToolOptions {
+    /// `--permission-mode`.
+    pub mode: Option<PermissionMode>,
+    /// `--defer-tools`.
+    pub defer_tools: Option<String>,
+    /// `--activation`.
+    pub activation: Option<String>,
+    /// `--add-dir`.
+    pub extra_roots: Vec<PathBuf>,
+    /// `--allow` rules.
+    pub allow: Vec<String>,
+    /// `--deny` rules.
+    pub deny: Vec<String>,
+}
+
+/// The tools of one session, wired together.
+pub struct ToolRuntime {
+    /// Every tool, built-ins and MCP.
+    pub registry: Arc<ToolRegistry>,
+    /// Which tools go in each request.
+    pub pool: ToolPool,
+    /// Runs calls through the lifecycle.
+    pub executor: Executor,
+    /// The session (id, directory, mode).
+    pub session: Arc<Session>,
+    /// The permission stage (its rules grow with "always allow" answers).
+    pub permissions: Arc<Permissions>,
+}
+
+impl ToolRuntime {
+    /// Builds the tool side for `cwd` from merged settings and flags. `prompter` is `None` for
+    /// non-interactive runs, where calls that need approval are denied.
+    pub fn build(
+        cwd: &Path,
+        session_id: &str,
+        session_dir: PathBuf,
+        settings: &Settings,
+        options: &ToolOptions,
+        prompter: Option<Arc<dyn Prompter>>,
+    ) -> anyhow::Result<Self> {
+        let mut rules = settings.rules();
+        let flag_rules = PermissionRules::parse(
+            &options.allow.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+            &options.deny.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
+        rules.extend(&flag_rules);
+        let mode = options
+            .mode
+            .or(settings.permissions.mode)
+            .unwrap_or_default();
+        let defer_text = options
+            .defer_tools
+            .clone()
+            .or_else(|| settings.defer_tools_text());
+        let deferral: DeferralMode = match defer_text {
+            Some(text) => text.parse()?,
+            None => DeferralMode::default(),
+        };
+        let activation: Activation = match options
+            .activation
+            .clone()
+            .or_else(|| settings.activation.clone())
+        {
+            Some(text) => text.parse()?,
+            None => Activation::default(),
+        };
+
+        let registry = Arc::new(ToolRegistry::new());
+        let mut builtins = Builtins::new().cwd(cwd);
+        for root in &options.extra_roots {
+            builtins = builtins.allowed_root(root);
+        }
+        builtins.register_all(&registry)?;
+        let config = PoolConfig {
+            mode: deferral,
+            activation,
+            context_window: settings.context_window.unwrap_or(200_000),
+            ..PoolConfig::default()
+        };
+        let pool = ToolPool::new(Arc::clone(&registry), config)?;
+        pool.set_rules(rules.clone());
+
+        let session = Arc::new(Session::new(session_id, session_dir, cwd).with_mode(mode));
+        let mut permissions = Permissions::new(rules);
+        if let Some(prompter) = prompter {
+            permissions = permissions.with_prompter(prompter);
+        }
+        let permissions = Arc::new(permissions);
+        let mut builder = Executor::builder(Arc::clone(&registry), Arc::clone(&session))
+            .permissions(Arc::clone(&permissions));
+        for hook in &settings.hooks.pre_tool_use {
+            builder = builder.pre_hook(Arc::new(command_hook(hook)?));
+        }
+        for hook in &settings.hooks.post_tool_use {
+            builder = builder.post_hook(Arc::new(command_hook(hook)?));
+        }
+        let executor = builder.build();
+        pool.attach_executor(executor.clone());
+        Ok(Self {
+            registry,
+            pool,
+            executor,
+            session,
+            permissions,
+        })
+    }
+
+    /// The system prompt: who the agent is, the tools' own guidance, and the deferred tools'
+    /// announcement. Built once per session; later changes arrive as delta messages.
+    pub fn system_prompt(&self) -> String {
+        let mut prompt = format!(
+            "You are a coding agent working in {}. Use the tools to read, search, edit and run code; \
+             read a file before editing it; keep changes small and explain what you did.\n",
+            self.session.cwd().display()
+        );
+        for tool in self.pool.request_tools().tools {
+            if let Some(guidance) = tool.prompt() {
+                prompt.push_str(&format!("\n# {}\n{}\n", tool.spec().name, guidance.trim()));
+            }
+        }
+        if let Some(announcement) = self.pool.announcement() {
+            prompt.push('\n');
+            prompt.push_str(&announcement);
+            prompt.push('\n');
+        }
+        prompt
+    }
+}
+
+fn command_hook(setting: &crate::settings::HookSetting) -> anyhow::Result<CommandHook> {
+    let mut hook = CommandHook::new(&setting.command);
+    if let Some(matcher) = &setting.matcher {
+        hook = hook
+            .with_matcher(matcher)
+            .with_context(|| format!("the hook `{}`", setting.command))?;
+    }
+    if let Some(seconds) = setting.timeout {
+        hook = hook.with_timeout(Duration::from_secs(seconds));
+    }
+    Ok(hook)
+}

@@ -1,0 +1,294 @@
+//! Settings: a user file and a project file (JSON), merged, then overridden by flags.
+//!
+//! ```json
+//! {
+//!   "permissions": {"allow": ["shell(git status:*)"], "ask": [], "deny": ["mcp__slack"], "mode": "default"},
+//!   "deferTools": "auto:10",
+//!   "activation": "proxy",
+//!   "provider": "anthropic", "model": "claude-sonnet-4-5", "baseUrl": "https://api.anthropic.com",
+//!   "contextWindow": 200000,
+//!   "hooks": {"preToolUse": [{"matcher": "shell", "command": "./check.sh"}], "postToolUse": []},
+//!   "mcpServers": {"memory": {"command": "npx", "args": ["@modelcontextprotocol/server-memory"]}}
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_core::{PermissionMode, PermissionRule, PermissionRules};
+
+/// The permission part of the settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionSettings {
+    /// Calls these rules match run without asking.
+    #[serde(default)]
+    pub allow: Vec<PermissionRule>,
+    /// Calls these rules match are always asked.
+    #[serde(default)]
+    pub ask: Vec<PermissionRule>,
+    /// Calls these rules match never run.
+    #[serde(default)]
+    pub deny: Vec<PermissionRule>,
+    /// The starting permission mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<PermissionMode>,
+}
+
+/// One hook command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookSetting {
+    /// Tool names it applies to: `|`-separated globs (all tools when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The command, run with `sh -c`.
+    pub command: String,
+    /// Seconds it may take (60 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+}
+
+/// Hook commands by event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HookSettings {
+    /// Run before a call's permission check.
+    #[serde(default)]
+    pub pre_tool_use: Vec<HookSetting>,
+    /// Run after a call.
+    #[serde(default)]
+    pub post_tool_use: Vec<HookSetting>,
+}
+
+/// Everything a settings file may hold; every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Settings {
+    /// Permission rules and mode.
+    #[serde(default)]
+    pub permissions: PermissionSettings,
+    /// Deferral mode: `true`, `false`, `auto` or `auto:N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defer_tools: Option<Value>,
+    /// Activation strategy: `proxy` or `inline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<String>,
+    /// `anthropic` or `openai`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The provider's base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The model's context window in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<usize>,
+    /// Hook commands.
+    #[serde(default)]
+    pub hooks: HookSettings,
+    /// MCP servers, in the `.mcp.json` format.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, Value>,
+}
+
+impl Settings {
+    /// Reads a settings file; a missing file is empty settings, a malformed one an error that
+    /// names the file.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+        };
+        serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not valid settings JSON; fix it or move it away (see `agent-cli --help` for the format)",
+                path.display()
+            )
+        })
+    }
+
+    /// `self` overridden by `other`: scalars from `other` win, rule lists and hooks are combined,
+    /// MCP servers are merged by name (`other` wins).
+    #[must_use]
+    pub fn merged(mut self, other: Settings) -> Self {
+        self.permissions.allow.extend(other.permissions.allow);
+        self.permissions.ask.extend(other.permissions.ask);
+        self.permissions.deny.extend(other.permissions.deny);
+        self.permissions.mode = other.permissions.mode.or(self.permissions.mode);
+        self.defer_tools = other.defer_tools.or(self.defer_tools);
+        self.activation = other.activation.or(self.activation);
+        self.provider = other.provider.or(self.provider);
+        self.model = other.model.or(self.model);
+        self.base_url = other.base_url.or(self.base_url);
+        self.context_window = other.context_window.or(self.context_window);
+        self.hooks.pre_tool_use.extend(other.hooks.pre_tool_use);
+        self.hooks.post_tool_use.extend(other.hooks.post_tool_use);
+        self.mcp_servers.extend(other.mcp_servers);
+        self
+    }
+
+    /// The permission rules.
+    pub fn rules(&self) -> PermissionRules {
+        PermissionRules {
+            allow: self.permissions.allow.clone(),
+            ask: self.permissions.ask.clone(),
+            deny: self.permissions.deny.clone(),
+        }
+    }
+
+    /// The deferral setting as text (`true`, `false`, `auto`, `auto:N`), if set.
+    pub fn defer_tools_text(&self) -> Option<String> {
+        self.defer_tools.as_ref().map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// Where settings and sessions live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// The user's directory: `$AGENT_CLI_HOME`, else `$XDG_CONFIG_HOME/agent-cli`, else
+    /// `~/.config/agent-cli`.
+    pub user_dir: PathBuf,
+    /// The project's directory: `<cwd>/.agent-cli`.
+    pub project_dir: PathBuf,
+}
+
+impl Paths {
+    /// The paths for a working directory, from the environment.
+    pub fn new(cwd: &Path, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        let user_dir = env("AGENT_CLI_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env("XDG_CONFIG_HOME").map(|d| PathBuf::from(d).join("agent-cli")))
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config").join("agent-cli")))
+            .unwrap_or_else(|| cwd.join(".agent-cli").join("user"));
+        Self {
+            user_dir,
+            project_dir: cwd.join(".agent-cli"),
+        }
+    }
+
+    /// The user settings file.
+    pub fn user_settings(&self) -> PathBuf {
+        self.user_dir.join("settings.json")
+    }
+
+    /// The project settings file.
+    pub fn project_settings(&self) -> PathBuf {
+        self.project_dir.join("settings.json")
+    }
+
+    /// Where sessions are kept.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.user_dir.join("sessions")
+    }
+
+    /// Loads and merges the user and project settings.
+    pub fn load_settings(&self) -> anyhow::Result<Settings> {
+        Ok(
+            Settings::load(&self.user_settings())?
+                .merged(Settings::load(&self.project_settings())?),
+        )
+    }
+
+    /// Adds an allow rule to the project settings file, keeping everything else in it.
+    pub fn persist_project_rule(&self, rule: &PermissionRule) -> anyhow::Result<()> {
+        let path = self.project_settings();
+        let mut value: Value = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{} is not valid JSON", path.display()))?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                Value::Object(serde_json::Map::new())
+            }
+            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+        };
+        let allow = value
+            .as_object_mut()
+            .context("the project settings file must hold a JSON object")?
+            .entry("permissions")
+            .or_insert_with(|| serde_json::json!({}))
+            .as_object_mut()
+            .context("`permissions` must be an object")?
+            .entry("allow")
+            .or_insert_with(|| serde_json::json!([]))
+            .as_array_mut()
+            .context("`permissions.allow` must be an array")?;
+        let text = Value::String(rule.to_string());
+        if !allow.contains(&text) {
+            allow.push(text);
+        }
+        std::fs::create_dir_all(&self.project_dir)?;
+        let pretty = serde_json::to_string_pretty(&value)?;
+        tool_builtins::write_atomic(&path, pretty.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_settings_override_user_settings() {
+        let user: Settings = serde_json::from_value(serde_json::json!({
+            "permissions": {"allow": ["read_file"], "mode": "plan"},
+            "model": "a", "provider": "openai", "deferTools": "auto",
+            "mcpServers": {"x": {"command": "one"}, "y": {"command": "two"}}
+        }))
+        .unwrap();
+        let project: Settings = serde_json::from_value(serde_json::json!({
+            "permissions": {"deny": ["shell"]},
+            "model": "b", "deferTools": false,
+            "mcpServers": {"y": {"command": "three"}}
+        }))
+        .unwrap();
+        let merged = user.merged(project);
+        assert_eq!(merged.model.as_deref(), Some("b"));
+        assert_eq!(merged.provider.as_deref(), Some("openai"));
+        assert_eq!(merged.permissions.mode, Some(PermissionMode::Plan));
+        assert_eq!(merged.rules().allow.len(), 1);
+        assert_eq!(merged.rules().deny.len(), 1);
+        assert_eq!(merged.defer_tools_text().as_deref(), Some("false"));
+        assert_eq!(merged.mcp_servers["y"]["command"], "three");
+        assert_eq!(merged.mcp_servers["x"]["command"], "one");
+    }
+
+    #[test]
+    fn bad_settings_name_the_file_and_the_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"permissions": {"allow": ["shell("]}}"#).unwrap();
+        let err = format!("{:#}", Settings::load(&path).unwrap_err());
+        assert!(
+            err.contains("settings.json is not valid settings JSON"),
+            "{err}"
+        );
+        assert!(err.contains("invalid permission rule"), "{err}");
+        std::fs::write(&path, r#"{"permisions": {}}"#).unwrap();
+        let err = format!("{:#}", Settings::load(&path).unwrap_err());
+        assert!(err.contains("unknown field `permisions`"), "{err}");
+    }
+
+    #[test]
+    fn always_allow_for_the_project_is_written_to_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), &|_| None);
+        std::fs::create_dir_all(&paths.project_dir).unwrap();
+        std::fs::write(paths.project_settings(), r#"{"model": "keep-me"}"#).unwrap();
+        let rule: PermissionRule = "shell(cargo test:*)".parse().unwrap();
+        paths.persist_project_rule(&rule).unwrap();
+        paths.persist_project_rule(&rule).unwrap();
+        let settings = Settings::load(&paths.project_settings()).unwrap();
+        assert_eq!(settings.model.as_deref(), Some("keep-me"));
+        assert_eq!(settings.permissions.allow, vec![rule]);
+    }
+}

@@ -1,0 +1,273 @@
+//! Sessions saved as JSONL while they happen: one line per event, appended and flushed as soon
+//! as the event is complete, so a killed process loses at most the message being streamed.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use tool_core::ToolResult;
+
+use crate::conversation::{Block, Message, Role};
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The first line: what the session is.
+    Meta {
+        /// The session's id.
+        id: String,
+        /// The working directory.
+        cwd: String,
+        /// Seconds since the Unix epoch.
+        created: u64,
+    },
+    /// A complete message (a user message, an assistant message, or the tool results).
+    Message {
+        /// The message.
+        message: Message,
+    },
+}
+
+/// An open transcript.
+#[derive(Debug)]
+pub struct Transcript {
+    id: String,
+    path: PathBuf,
+    file: File,
+}
+
+impl Transcript {
+    /// Starts a new session under `dir`.
+    pub fn create(dir: &Path, cwd: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let id = format!(
+            "{created}-{:05x}{:03x}",
+            std::process::id() & 0xfffff,
+            nanos >> 20
+        );
+        let path = dir.join(format!("{id}.jsonl"));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        let mut transcript = Self {
+            id: id.clone(),
+            path,
+            file,
+        };
+        transcript.append(&Entry::Meta {
+            id,
+            cwd: cwd.to_string_lossy().into_owned(),
+            created,
+        })?;
+        Ok(transcript)
+    }
+
+    /// Opens an existing session for appending, returning its messages (see [`load`]).
+    pub fn resume(path: &Path) -> anyhow::Result<(Self, Vec<Message>)> {
+        let (id, messages) = load(path)?;
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        Ok((
+            Self {
+                id,
+                path: path.to_path_buf(),
+                file,
+            },
+            messages,
+        ))
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The transcript file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends an entry as one line and flushes it to the operating system.
+    pub fn append(&mut self, entry: &Entry) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(entry)?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+
+    /// Appends a message.
+    pub fn message(&mut self, message: &Message) -> anyhow::Result<()> {
+        self.append(&Entry::Message {
+            message: message.clone(),
+        })
+    }
+}
+
+/// Reads a transcript: its id and messages. A last line cut off by a kill is dropped; tool calls
+/// left without results (the process died while they ran) get error results saying so, so the
+/// conversation can go on.
+pub fn load(path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
+    let file = File::open(path).with_context(|| format!("opening session {}", path.display()))?;
+    let mut id = None;
+    let mut messages: Vec<Message> = Vec::new();
+    let lines: Vec<String> = BufReader::new(file).lines().collect::<Result<_, _>>()?;
+    let count = lines.len();
+    for (number, line) in lines.into_iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Entry>(&line) {
+            Ok(Entry::Meta { id: meta_id, .. }) => id = Some(meta_id),
+            Ok(Entry::Message { message }) => messages.push(message),
+            // Only the last line may be partial: it was being written when the process died.
+            Err(_) if number + 1 == count => {}
+            Err(err) => anyhow::bail!(
+                "{} line {} is not a session entry: {err}",
+                path.display(),
+                number + 1
+            ),
+        }
+    }
+    let id = id.with_context(|| format!("{} has no session header line", path.display()))?;
+    close_dangling_tool_calls(&mut messages);
+    Ok((id, messages))
+}
+
+fn close_dangling_tool_calls(messages: &mut Vec<Message>) {
+    let Some(last) = messages.last() else {
+        return;
+    };
+    if last.role != Role::Assistant {
+        return;
+    }
+    let results: Vec<Block> = last
+        .tool_uses()
+        .map(|(id, _, _)| {
+            Block::ToolResult(ToolResult::error(
+                id,
+                "the session ended while this call was running, so its result was lost; check its effects before retrying",
+            ))
+        })
+        .collect();
+    if !results.is_empty() {
+        messages.push(Message {
+            role: Role::User,
+            content: results,
+        });
+    }
+}
+
+/// The newest session under `dir` started in `cwd`, for `--continue`.
+pub fn latest(dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(None);
+    };
+    let cwd = cwd.to_string_lossy();
+    let mut best: Option<(SystemTime, PathBuf)> = None;
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let first = File::open(&path)
+            .ok()
+            .and_then(|f| BufReader::new(f).lines().next())
+            .and_then(Result::ok);
+        let same_dir = matches!(
+            first.as_deref().map(serde_json::from_str::<Entry>),
+            Some(Ok(Entry::Meta { cwd: c, .. })) if c == cwd
+        );
+        if !same_dir {
+            continue;
+        }
+        let modified = std::fs::metadata(&path)?.modified()?;
+        if best
+            .as_ref()
+            .is_none_or(|(t, p)| (modified, &path) > (*t, p))
+        {
+            best = Some((modified, path));
+        }
+    }
+    Ok(best.map(|(_, p)| p))
+}
+
+/// The transcript of session `id` under `dir`.
+pub fn by_id(dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        anyhow::bail!("`{id}` is not a session id: ids look like 1763870000-0a1b2c3");
+    }
+    let path = dir.join(format!("{id}.jsonl"));
+    if !path.exists() {
+        anyhow::bail!(
+            "no session `{id}` in {}; `--continue` resumes the latest one",
+            dir.display()
+        );
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_transcript_round_trips_and_survives_a_cut_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::create(dir.path(), Path::new("/proj")).unwrap();
+        t.message(&Message::user_text("hello")).unwrap();
+        let assistant = Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::Text {
+                    text: "reading".into(),
+                },
+                Block::ToolUse {
+                    id: "toolu_1".into(),
+                    name: "read_file".into(),
+                    input: json!({"path": "a"}),
+                },
+            ],
+        };
+        t.message(&assistant).unwrap();
+        // A kill in the middle of the next line.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.path())
+            .unwrap()
+            .write_all(br#"{"type":"message","message":{"role":"us"#)
+            .unwrap();
+        let (id, messages) = load(t.path()).unwrap();
+        assert_eq!(id, t.id());
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[1], assistant);
+        let Block::ToolResult(result) = &messages[2].content[0] else {
+            panic!("expected a tool result");
+        };
+        assert!(result.is_error);
+        assert_eq!(result.tool_use_id, "toolu_1");
+        assert_eq!(
+            latest(dir.path(), Path::new("/proj")).unwrap().as_deref(),
+            Some(t.path())
+        );
+        assert_eq!(latest(dir.path(), Path::new("/other")).unwrap(), None);
+        assert_eq!(by_id(dir.path(), t.id()).unwrap(), t.path());
+        assert!(by_id(dir.path(), "../etc/passwd").is_err());
+    }
+}

@@ -1,0 +1,136 @@
+//! The terminal side: permission prompts, tool status lines, diffs.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+use tokio::sync::Mutex;
+use tool_core::{ExecutionEvent, PermissionRequest, PromptAnswer, Prompter, RuleScope};
+
+use crate::settings::Paths;
+
+/// Standard input's lines, shared by the conversation prompt and permission prompts.
+pub type InputLines = Arc<Mutex<Lines<BufReader<Stdin>>>>;
+
+/// Opens standard input for line reading.
+pub fn input_lines() -> InputLines {
+    Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()))
+}
+
+/// Asks the user in the terminal.
+pub struct TerminalPrompter {
+    input: InputLines,
+    paths: Paths,
+}
+
+impl TerminalPrompter {
+    /// A prompter reading answers from `input`; "always for the project" is saved under `paths`.
+    pub fn new(input: InputLines, paths: Paths) -> Self {
+        Self { input, paths }
+    }
+}
+
+/// The text of a permission prompt.
+pub fn prompt_text(request: &PermissionRequest) -> String {
+    let what = request
+        .activity
+        .clone()
+        .unwrap_or_else(|| format!("{} {}", request.tool, request.input));
+    format!(
+        "\n╭─ Permission needed: {what}\n│  {}\n│  [y] allow once   [a] always allow `{}` this session\n│  [p] always allow it in this project   [n] deny (optionally: n <what to do instead>)\n╰─ > ",
+        request.reason, request.suggested_rule
+    )
+}
+
+#[async_trait]
+impl Prompter for TerminalPrompter {
+    async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
+        let mut input = self.input.lock().await;
+        loop {
+            eprint!("{}", prompt_text(request));
+            let _ = std::io::stderr().flush();
+            let line = match input.next_line().await {
+                Ok(Some(line)) => line,
+                // End of input: nobody can answer, so the safe answer is no.
+                _ => return PromptAnswer::Deny { feedback: None },
+            };
+            let answer = line.trim();
+            let (key, rest) = answer.split_at(answer.chars().next().map_or(0, char::len_utf8));
+            match key.to_ascii_lowercase().as_str() {
+                "y" => return PromptAnswer::AllowOnce,
+                "a" => {
+                    return PromptAnswer::AllowAlways {
+                        rule: request.suggested_rule.clone(),
+                        scope: RuleScope::Session,
+                    };
+                }
+                "p" => {
+                    if let Err(err) = self.paths.persist_project_rule(&request.suggested_rule) {
+                        eprintln!("  could not save the rule to the project settings: {err:#}");
+                    }
+                    return PromptAnswer::AllowAlways {
+                        rule: request.suggested_rule.clone(),
+                        scope: RuleScope::Project,
+                    };
+                }
+                "n" => {
+                    let feedback = rest.trim();
+                    return PromptAnswer::Deny {
+                        feedback: (!feedback.is_empty()).then(|| feedback.to_owned()),
+                    };
+                }
+                _ => eprintln!("  answer y, a, p or n"),
+            }
+        }
+    }
+}
+
+/// Prints execution events as status lines on standard error.
+pub fn print_event(event: &ExecutionEvent) {
+    match event {
+        ExecutionEvent::Started { tool, activity, .. } => {
+            let text = activity
+                .clone()
+                .unwrap_or_else(|| format!("Running {tool}"));
+            eprintln!("⏺ {text}");
+        }
+        ExecutionEvent::Progress {
+            message,
+            progress,
+            total,
+            ..
+        } => match (progress, total) {
+            (Some(p), Some(t)) => eprintln!("  ⎿ {message} ({p}/{t})"),
+            _ => eprintln!("  ⎿ {message}"),
+        },
+        ExecutionEvent::Finished { .. } => {}
+    }
+}
+
+/// Prints a finished call for the user: edits show their diff, errors their message, anything
+/// else a one-line summary.
+pub fn print_result(name: &str, result: &tool_core::ToolResult) {
+    let text = result.text();
+    if result.is_error {
+        eprintln!("  ⎿ {name} failed: {}", text.lines().next().unwrap_or(""));
+    } else if name == "edit_file" || name == "write_file" {
+        for line in text.lines() {
+            let colour = if line.starts_with('+') && !line.starts_with("+++") {
+                "\x1b[32m"
+            } else if line.starts_with('-') && !line.starts_with("---") {
+                "\x1b[31m"
+            } else {
+                ""
+            };
+            let reset = if colour.is_empty() { "" } else { "\x1b[0m" };
+            eprintln!("  {colour}{line}{reset}");
+        }
+    } else {
+        let lines = text.lines().count();
+        eprintln!(
+            "  ⎿ {} ({lines} lines)",
+            text.lines().next().unwrap_or("(no output)")
+        );
+    }
+}

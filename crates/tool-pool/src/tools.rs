@@ -1,0 +1,355 @@
+//! `tool_search` and `execute_tool`: the two tools that make deferral work.
+
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tool_core::{
+    Loading, PermissionCheck, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
+
+use crate::mode::Activation;
+use crate::pool::{EXECUTE_TOOL, Shared, TOOL_SEARCH};
+
+const DEFAULT_RESULTS: usize = 5;
+const MAX_RESULTS: usize = 20;
+
+fn pool_gone() -> ToolError {
+    ToolError::failed(
+        "the tool pool of this session has shut down; no deferred tools can be found or run",
+    )
+}
+
+/// Searches the deferred tools and activates what it finds.
+pub(crate) struct ToolSearchTool {
+    shared: Weak<Shared>,
+    activation: Activation,
+    spec: ToolSpec,
+}
+
+impl ToolSearchTool {
+    pub(crate) fn new(shared: Weak<Shared>, activation: Activation) -> Self {
+        let then = match activation {
+            Activation::Proxy => "call them through execute_tool",
+            Activation::Inline => "call them directly by name",
+        };
+        let description = format!(
+            "Finds tools that exist but are not loaded yet (the deferred tools listed in the system prompt) and loads them; then {then}.\n\
+             Query forms:\n\
+             - keywords describing the capability: \"send slack message\"\n\
+             - +word to require a word: \"+github issue create\"\n\
+             - select:NAME or select:A,B to load tools by exact name\n\
+             - discover:words to see matching tools and their schemas without loading them\n\
+             - mcp__SERVER to list every tool of one MCP server"
+        );
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Keywords, +word, select:NAME[,NAME], discover:words, or mcp__SERVER"},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "How many tools to return (default 5)"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        });
+        let spec = ToolSpec::new(TOOL_SEARCH, description, schema)
+            .with_search_hint("find search load deferred tools")
+            .with_loading(Loading::AlwaysLoad);
+        Self {
+            shared,
+            activation,
+            spec,
+        }
+    }
+
+    fn how_to_call(&self) -> &'static str {
+        match self.activation {
+            Activation::Proxy => {
+                "They are loaded now: call them through execute_tool, as {\"tool_name\": \"<name>\", \"input\": {...}} with the input matching the schema"
+            }
+            Activation::Inline => "They are loaded now: call them directly by name",
+        }
+    }
+}
+
+fn describe(shared: &Shared, names: &[String], with_schema: bool) -> String {
+    let mut out = String::new();
+    for name in names {
+        let Some(entry) = shared.registry.get(name) else {
+            continue;
+        };
+        let spec = entry.tool().spec();
+        out.push_str(&format!(
+            "\n## {}\n{}\n",
+            spec.name,
+            spec.description.trim()
+        ));
+        if with_schema {
+            out.push_str(&format!("Input schema: {}\n", spec.input_schema));
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl Tool for ToolSearchTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn is_read_only(&self, _: &Value) -> bool {
+        true
+    }
+
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        true
+    }
+
+    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
+        PermissionCheck::Allow
+    }
+
+    fn activity(&self, input: &Value) -> Option<String> {
+        input
+            .get("query")
+            .and_then(Value::as_str)
+            .map(|q| format!("Searching tools for \"{q}\""))
+    }
+
+    async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let shared = self.shared.upgrade().ok_or_else(pool_gone)?;
+        let query = input
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        let limit = input
+            .get("max_results")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_RESULTS, |n| (n as usize).clamp(1, MAX_RESULTS));
+        let deferred = shared.deferred_names();
+        if let Some(list) = query.strip_prefix("select:") {
+            return Ok(self.select(&shared, list, &deferred));
+        }
+        let discover_only = query.starts_with("discover:");
+        let results = {
+            let state = shared.state();
+            state.index.search(&query, limit)
+        }
+        .map_err(|err| ToolError::invalid(err.to_string()))?;
+        let names: Vec<String> = results
+            .hits
+            .into_iter()
+            .map(|h| h.name)
+            .filter(|n| deferred.contains(n))
+            .collect();
+        if names.is_empty() {
+            return Ok(ToolOutput::text(format!(
+                "No deferred tools matched \"{query}\". Try other words for the capability, +word to require a word, or mcp__SERVER to list a server's tools."
+            )));
+        }
+        if discover_only {
+            return Ok(ToolOutput::text(format!(
+                "Found {} tool(s), not loaded. To use one, call tool_search with select:NAME.\n{}",
+                names.len(),
+                describe(&shared, &names, true)
+            )));
+        }
+        {
+            let mut state = shared.state();
+            for name in &names {
+                state.discovered.insert(name);
+            }
+        }
+        Ok(ToolOutput::text(format!(
+            "Found {} tool(s) for \"{query}\". {}.\n{}",
+            names.len(),
+            self.how_to_call(),
+            describe(&shared, &names, self.activation == Activation::Proxy)
+        )))
+    }
+}
+
+impl ToolSearchTool {
+    fn select(&self, shared: &Shared, list: &str, deferred: &[String]) -> ToolOutput {
+        let visible: Vec<Arc<dyn Tool>> = shared.visible_tools();
+        let mut found = Vec::new();
+        let mut loaded = Vec::new();
+        let mut missing = Vec::new();
+        for wanted in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let hit = visible.iter().find(|t| {
+                let spec = t.spec();
+                spec.name.eq_ignore_ascii_case(wanted)
+                    || spec.aliases.iter().any(|a| a.eq_ignore_ascii_case(wanted))
+            });
+            match hit {
+                Some(tool) => {
+                    let name = tool.spec().name.clone();
+                    let bucket = if deferred.contains(&name) {
+                        &mut found
+                    } else {
+                        &mut loaded
+                    };
+                    if !bucket.contains(&name) {
+                        bucket.push(name);
+                    }
+                }
+                None => missing.push(wanted.to_owned()),
+            }
+        }
+        {
+            let mut state = shared.state();
+            for name in &found {
+                state.discovered.insert(name);
+            }
+        }
+        let mut parts = Vec::new();
+        if !found.is_empty() {
+            parts.push(format!(
+                "Selected {} tool(s). {}.\n{}",
+                found.len(),
+                self.how_to_call(),
+                describe(shared, &found, self.activation == Activation::Proxy).trim_end()
+            ));
+        }
+        if !loaded.is_empty() {
+            let via = match self.activation {
+                Activation::Proxy => " Do not use execute_tool for them.",
+                Activation::Inline => "",
+            };
+            parts.push(format!(
+                "Already loaded: {}. Call these directly with your normal tool calls.{via}",
+                loaded.join(", ")
+            ));
+        }
+        if !missing.is_empty() {
+            parts.push(format!(
+                "Not found: {}. Check the names in the deferred tools list, or search with keywords.",
+                missing.join(", ")
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("select: needs tool names, as in select:NAME or select:A,B".to_owned());
+        }
+        ToolOutput::text(parts.join("\n\n"))
+    }
+}
+
+/// Calls a discovered deferred tool through the whole lifecycle.
+pub(crate) struct ExecuteTool {
+    shared: Weak<Shared>,
+    spec: ToolSpec,
+}
+
+impl ExecuteTool {
+    pub(crate) fn new(shared: Weak<Shared>) -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "tool_name": {"type": "string", "description": "The exact name of a tool found with tool_search"},
+                "input": {"type": "object", "description": "The tool's input, matching the schema tool_search showed"}
+            },
+            "required": ["tool_name", "input"],
+            "additionalProperties": false
+        });
+        let spec = ToolSpec::new(
+            EXECUTE_TOOL,
+            "Calls a deferred tool that tool_search found in this session, with its input. The call is checked and permitted exactly as if the tool were called directly.",
+            schema,
+        )
+        .with_search_hint("run call a discovered deferred tool")
+        .with_loading(Loading::AlwaysLoad)
+        // The target's own result budget applies inside; a second budget here would only cut the
+        // preview again.
+        .with_max_result_chars(None);
+        Self { shared, spec }
+    }
+
+    fn target(&self, input: &Value) -> Option<Arc<dyn Tool>> {
+        let shared = self.shared.upgrade()?;
+        let name = input.get("tool_name").and_then(Value::as_str)?;
+        let entry = shared.registry.get(name)?;
+        Some(Arc::clone(entry.tool()))
+    }
+}
+
+fn target_input(input: &Value) -> Value {
+    input.get("input").cloned().unwrap_or_else(|| json!({}))
+}
+
+#[async_trait]
+impl Tool for ExecuteTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn is_read_only(&self, input: &Value) -> bool {
+        self.target(input)
+            .is_some_and(|t| t.spec().name != EXECUTE_TOOL && t.is_read_only(&target_input(input)))
+    }
+
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.target(input).is_some_and(|t| {
+            t.spec().name != EXECUTE_TOOL && t.is_concurrency_safe(&target_input(input))
+        })
+    }
+
+    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
+        // The target's call runs the whole lifecycle, its permission stage included.
+        PermissionCheck::Allow
+    }
+
+    fn activity(&self, input: &Value) -> Option<String> {
+        let target = self.target(input)?;
+        target
+            .activity(&target_input(input))
+            .or_else(|| Some(format!("Running {}", target.spec().name)))
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let shared = self.shared.upgrade().ok_or_else(pool_gone)?;
+        let executor = shared.executor.get().cloned().ok_or_else(|| {
+            ToolError::failed(
+                "execute_tool is not connected to an executor in this session; call tools directly",
+            )
+        })?;
+        let wanted = input
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let visible = shared.visible_tools();
+        let Some(tool) = visible
+            .iter()
+            .find(|t| t.spec().name == wanted || t.spec().aliases.iter().any(|a| a == wanted))
+        else {
+            return Err(ToolError::invalid(format!(
+                "there is no tool named `{wanted}`; find tools with tool_search first"
+            )));
+        };
+        let name = tool.spec().name.clone();
+        if name == EXECUTE_TOOL || name == TOOL_SEARCH {
+            return Err(ToolError::invalid(format!(
+                "call {name} directly, not through execute_tool"
+            )));
+        }
+        if !shared.deferred_names().contains(&name) {
+            return Err(ToolError::invalid(format!(
+                "{name} is already loaded: call it directly with a normal tool call, not through execute_tool"
+            )));
+        }
+        if !shared.state().discovered.contains(&name) {
+            return Err(ToolError::invalid(format!(
+                "{name} has not been discovered in this session: call tool_search with select:{name} first, read its input schema, then call execute_tool"
+            )));
+        }
+        let call = ToolCall::new(ctx.tool_use_id(), name, target_input(&input));
+        let result = executor
+            .execute(call, ctx.cancellation().clone(), None)
+            .await;
+        Ok(ToolOutput {
+            content: result.content,
+            structured: result.structured,
+            is_error: result.is_error,
+        })
+    }
+}

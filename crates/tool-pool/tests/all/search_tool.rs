@@ -1,0 +1,170 @@
+//! tool_search's answers for each query form, and execute_tool's checks.
+
+use insta::assert_snapshot;
+use serde_json::json;
+use tool_core::{PermissionMode, PermissionRules};
+use tool_pool::{Activation, PoolConfig};
+
+use super::support::Fixture;
+
+#[tokio::test]
+async fn keywords_find_and_load_tools() {
+    let fx = Fixture::new(PoolConfig::default());
+    let text = fx.search("send a message to a slack channel").await;
+    assert!(text.contains("## mcp__slack__send_message"), "{text}");
+    assert_snapshot!("keywords", text);
+    assert!(fx.pool.is_discovered("mcp__slack__send_message"));
+}
+
+#[tokio::test]
+async fn required_words_narrow_the_results() {
+    let fx = Fixture::new(PoolConfig::default());
+    let text = fx.search("+merge pull request").await;
+    assert_snapshot!("required_word", text);
+    assert!(!text.contains("list_pull_requests"), "{text}");
+}
+
+#[tokio::test]
+async fn select_reports_found_loaded_and_missing() {
+    let fx = Fixture::new(PoolConfig::default());
+    let text = fx
+        .search("select:MCP__GITHUB__CREATE_ISSUE,read_file,no_such_tool")
+        .await;
+    assert_snapshot!("select", text);
+    assert!(fx.pool.is_discovered("mcp__github__create_issue"));
+    assert!(!fx.pool.is_discovered("read_file"));
+}
+
+#[tokio::test]
+async fn discover_shows_schemas_without_loading() {
+    let fx = Fixture::new(PoolConfig::default());
+    let text = fx.search("discover:github issue").await;
+    assert_snapshot!("discover", text);
+    assert!(fx.pool.discovered().is_empty());
+}
+
+#[tokio::test]
+async fn a_server_query_lists_its_tools() {
+    let fx = Fixture::new(PoolConfig::default());
+    let result = fx
+        .call(
+            "tool_search",
+            json!({"query": "mcp__slack", "max_results": 10}),
+        )
+        .await;
+    assert_snapshot!("server", result.text());
+}
+
+#[tokio::test]
+async fn inline_answers_say_to_call_directly() {
+    let fx = Fixture::new(PoolConfig {
+        activation: Activation::Inline,
+        ..PoolConfig::default()
+    });
+    let text = fx.search("select:mcp__slack__send_message").await;
+    assert_snapshot!("select_inline", text);
+}
+
+#[tokio::test]
+async fn queries_without_words_are_errors() {
+    let fx = Fixture::new(PoolConfig::default());
+    for query in ["", "   ", "!!! ???"] {
+        let result = fx.call("tool_search", json!({"query": query})).await;
+        assert!(result.is_error, "{query:?}");
+    }
+    let nothing = fx.search("quantum teleportation").await;
+    assert!(
+        nothing.starts_with("No deferred tools matched"),
+        "{nothing}"
+    );
+}
+
+#[tokio::test]
+async fn execute_tool_refuses_a_tool_not_yet_discovered() {
+    let fx = Fixture::new(PoolConfig::default());
+    let call = json!({"tool_name": "mcp__github__list_pull_requests", "input": {"repo": "a/b"}});
+    let refused = fx.call("execute_tool", call.clone()).await;
+    assert!(refused.is_error);
+    assert_snapshot!("undiscovered", refused.text());
+    fx.search("select:mcp__github__list_pull_requests").await;
+    let ran = fx.call("execute_tool", call).await;
+    assert!(!ran.is_error, "{}", ran.text());
+    assert_eq!(
+        ran.text(),
+        r#"mcp__github__list_pull_requests ran with {"repo":"a/b"}"#
+    );
+}
+
+#[tokio::test]
+async fn execute_tool_validates_against_the_targets_schema() {
+    let fx = Fixture::new(PoolConfig::default());
+    fx.search("select:mcp__github__create_issue").await;
+    let result = fx
+        .call(
+            "execute_tool",
+            json!({"tool_name": "mcp__github__create_issue", "input": {"repo": 5}}),
+        )
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.text().contains("does not match its schema"),
+        "{}",
+        result.text()
+    );
+}
+
+#[tokio::test]
+async fn execute_tool_enforces_the_targets_permissions() {
+    let rules =
+        PermissionRules::parse(&["execute_tool"], &[], &["mcp__github__merge_pull_request"])
+            .unwrap();
+    let fx = Fixture::with_rules(PoolConfig::default(), rules);
+    // The denied tool is not even visible, so it cannot be discovered or run.
+    let select = fx.search("select:mcp__github__merge_pull_request").await;
+    assert!(select.starts_with("Not found"), "{select}");
+    // A tool that asks (not read-only) is denied in this non-interactive run, although the proxy
+    // itself is allowed by a rule: the target's permission is what counts.
+    fx.search("select:mcp__slack__send_message").await;
+    let result = fx
+        .call("execute_tool", json!({"tool_name": "mcp__slack__send_message", "input": {"channel": "c", "text": "hi"}}))
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.text().contains("non-interactive"),
+        "{}",
+        result.text()
+    );
+}
+
+#[tokio::test]
+async fn execute_tool_respects_plan_mode_through_the_target() {
+    let fx = Fixture::new(PoolConfig::default());
+    fx.search("select:mcp__github__create_issue,mcp__github__list_pull_requests")
+        .await;
+    fx.executor.session().set_mode(PermissionMode::Plan);
+    let write = fx
+        .call("execute_tool", json!({"tool_name": "mcp__github__create_issue", "input": {"repo": "a/b", "title": "t"}}))
+        .await;
+    assert!(write.is_error);
+    assert!(write.text().contains("plan mode"), "{}", write.text());
+    let read = fx
+        .call(
+            "execute_tool",
+            json!({"tool_name": "mcp__github__list_pull_requests", "input": {"repo": "a/b"}}),
+        )
+        .await;
+    assert!(!read.is_error, "{}", read.text());
+}
+
+#[tokio::test]
+async fn execute_tool_sends_core_tools_back_to_direct_calls() {
+    let fx = Fixture::new(PoolConfig::default());
+    let result = fx
+        .call(
+            "execute_tool",
+            json!({"tool_name": "read_file", "input": {"path": "a"}}),
+        )
+        .await;
+    assert!(result.is_error);
+    assert_snapshot!("core_through_proxy", result.text());
+}

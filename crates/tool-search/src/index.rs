@@ -1,0 +1,691 @@
+//! The inverted index, the scorers and `explain`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+
+use crate::document::{Field, FieldWeights, ToolDocument};
+use crate::error::SearchError;
+use crate::query::{Query, QueryKind};
+use crate::tokenizer::{Token, Tokenizer};
+
+const FIELDS: usize = Field::ALL.len();
+
+/// BM25+ parameters (Lv and Zhai, "Lower-bounding term frequency normalization", CIKM 2011).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Plus {
+    /// Term-frequency saturation.
+    pub k1: f32,
+    /// Length normalisation.
+    pub b: f32,
+    /// The lower bound every matching term contributes.
+    pub delta: f32,
+}
+
+impl Default for Bm25Plus {
+    fn default() -> Self {
+        Self {
+            k1: 1.2,
+            b: 0.75,
+            delta: 1.0,
+        }
+    }
+}
+
+/// How documents are scored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scorer {
+    /// BM25+ over the weighted fields (BM25F-style: field frequencies are weighted and summed
+    /// before saturation).
+    Bm25Plus(Bm25Plus),
+    /// TF-IDF cosine, SMART `lnc.ltc`: documents log-tf and cosine-normalised, queries log-tf ×
+    /// idf. The document side needs no idf, so adding a tool never rescales the others.
+    TfIdf,
+}
+
+impl Default for Scorer {
+    fn default() -> Self {
+        Self::Bm25Plus(Bm25Plus::default())
+    }
+}
+
+/// The engine's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SearchConfig {
+    /// The scorer.
+    pub scorer: Scorer,
+    /// Field weights.
+    pub weights: FieldWeights,
+}
+
+/// One ranked tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The tool's name.
+    pub name: String,
+    /// Its score (higher is better; comparable within one query only).
+    pub score: f32,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResults {
+    /// The query's form.
+    pub kind: QueryKind,
+    /// The tools, best first (ties broken by name).
+    pub hits: Vec<Hit>,
+    /// For `select:`, the names that matched no tool.
+    pub missing: Vec<String>,
+}
+
+/// How one query term contributed to a score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermExplanation {
+    /// The term (normalised).
+    pub term: String,
+    /// Its inverse document frequency.
+    pub idf: f32,
+    /// What it added to the score.
+    pub score: f32,
+    /// The share of each field it occurs in: field, term frequency there, weight, share of `score`.
+    pub fields: Vec<(Field, u32, f32, f32)>,
+}
+
+/// How a result's score came about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The tool.
+    pub name: String,
+    /// The total score.
+    pub score: f32,
+    /// Bonus for the query being the tool's exact name.
+    pub exact_name_bonus: f32,
+    /// Each matching query term.
+    pub terms: Vec<TermExplanation>,
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} = {:.3}", self.name, self.score)?;
+        if self.exact_name_bonus > 0.0 {
+            writeln!(f, "  exact name: +{:.3}", self.exact_name_bonus)?;
+        }
+        for term in &self.terms {
+            write!(
+                f,
+                "  {:<16} +{:.3} (idf {:.3}):",
+                term.term, term.score, term.idf
+            )?;
+            for (field, tf, weight, share) in &term.fields {
+                write!(f, " {}×{tf}·w{weight} → {share:.3};", field.as_str())?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    tf: [u16; FIELDS],
+}
+
+#[derive(Debug)]
+struct TermEntry {
+    /// Postings in ascending document order (ids only grow); may hold dead documents until the
+    /// next sweep.
+    postings: Vec<Posting>,
+    /// Live documents containing the term.
+    df: u32,
+    cjk: bool,
+}
+
+#[derive(Debug)]
+struct DocEntry {
+    doc: ToolDocument,
+    /// Weighted length: Σ field weight × field length.
+    length: f32,
+    /// `lnc` norm for TF-IDF.
+    norm: f32,
+    terms: Vec<u32>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    score: f32,
+    cjk: u16,
+    ascii: bool,
+    required: u64,
+    touched: bool,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<(Vec<Acc>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// An inverted index of tool documents, updated in place.
+///
+/// Adding or removing a tool touches only that tool's postings; a query touches only the
+/// postings of its terms.
+pub struct SearchIndex {
+    config: SearchConfig,
+    tokenizer: Tokenizer,
+    term_ids: HashMap<String, u32>,
+    terms: Vec<TermEntry>,
+    docs: Vec<Option<DocEntry>>,
+    by_name: HashMap<String, u32>,
+    by_key: HashMap<String, u32>,
+    by_server: BTreeMap<String, BTreeSet<u32>>,
+    live: u32,
+    total_length: f64,
+    dead_postings: usize,
+    live_postings: usize,
+}
+
+impl fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("config", &self.config)
+            .field("tools", &self.live)
+            .field("terms", &self.term_ids.len())
+            .finish()
+    }
+}
+
+impl Default for SearchIndex {
+    fn default() -> Self {
+        Self::new(SearchConfig::default())
+    }
+}
+
+impl SearchIndex {
+    /// An empty index.
+    pub fn new(config: SearchConfig) -> Self {
+        Self {
+            config,
+            tokenizer: Tokenizer::new(),
+            term_ids: HashMap::new(),
+            terms: Vec::new(),
+            docs: Vec::new(),
+            by_name: HashMap::new(),
+            by_key: HashMap::new(),
+            by_server: BTreeMap::new(),
+            live: 0,
+            total_length: 0.0,
+            dead_postings: 0,
+            live_postings: 0,
+        }
+    }
+
+    /// An index of `docs`.
+    pub fn from_documents(
+        config: SearchConfig,
+        docs: impl IntoIterator<Item = ToolDocument>,
+    ) -> Self {
+        let mut index = Self::new(config);
+        for doc in docs {
+            index.add(doc);
+        }
+        index
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// How many tools are indexed.
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    /// Whether no tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Whether a tool of this name is indexed.
+    pub fn contains(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// The indexed document of a tool.
+    pub fn get(&self, name: &str) -> Option<&ToolDocument> {
+        let id = *self.by_name.get(name)?;
+        self.entry(id).map(|e| &e.doc)
+    }
+
+    /// The names of every indexed tool, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.by_name.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    fn entry(&self, id: u32) -> Option<&DocEntry> {
+        self.docs.get(id as usize).and_then(Option::as_ref)
+    }
+
+    /// Adds a tool, replacing any tool of the same name.
+    pub fn add(&mut self, doc: ToolDocument) {
+        self.remove(&doc.name);
+        let id = self.docs.len() as u32;
+        let weights = self.config.weights;
+        let mut counts: BTreeMap<Token, [u16; FIELDS]> = BTreeMap::new();
+        let mut length = 0.0f32;
+        let mut tokens = Vec::new();
+        for field in Field::ALL {
+            tokens.clear();
+            self.tokenizer
+                .tokenize_into(&doc.field_text(field), &mut tokens);
+            length += weights.get(field) * tokens.len() as f32;
+            for token in tokens.drain(..) {
+                let tf = counts.entry(token).or_insert([0; FIELDS]);
+                tf[field.index()] = tf[field.index()].saturating_add(1);
+            }
+        }
+        let mut term_list = Vec::with_capacity(counts.len());
+        let mut norm = 0.0f32;
+        for (token, tf) in counts {
+            let weighted = weighted_tf(&tf, &weights);
+            if weighted <= 0.0 {
+                continue;
+            }
+            norm += (1.0 + weighted).ln().powi(2);
+            let term = match self.term_ids.get(&token.text) {
+                Some(&t) => t,
+                None => {
+                    let t = self.terms.len() as u32;
+                    self.term_ids.insert(token.text.clone(), t);
+                    self.terms.push(TermEntry {
+                        postings: Vec::new(),
+                        df: 0,
+                        cjk: token.cjk,
+                    });
+                    t
+                }
+            };
+            let entry = &mut self.terms[term as usize];
+            entry.postings.push(Posting { doc: id, tf });
+            entry.df += 1;
+            term_list.push(term);
+        }
+        self.live_postings += term_list.len();
+        for key in std::iter::once(&doc.name).chain(&doc.aliases) {
+            self.by_key.insert(key.to_lowercase(), id);
+        }
+        if let Some(server) = &doc.server {
+            self.by_server
+                .entry(server.to_lowercase())
+                .or_default()
+                .insert(id);
+        }
+        self.by_name.insert(doc.name.clone(), id);
+        self.live += 1;
+        self.total_length += f64::from(length);
+        self.docs.push(Some(DocEntry {
+            doc,
+            length,
+            norm: norm.sqrt().max(f32::MIN_POSITIVE),
+            terms: term_list,
+        }));
+    }
+
+    /// Removes a tool; returns whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(id) = self.by_name.remove(name) else {
+            return false;
+        };
+        let Some(entry) = self.docs.get_mut(id as usize).and_then(Option::take) else {
+            return false;
+        };
+        for term in &entry.terms {
+            if let Some(t) = self.terms.get_mut(*term as usize) {
+                t.df = t.df.saturating_sub(1);
+            }
+        }
+        self.dead_postings += entry.terms.len();
+        self.live_postings = self.live_postings.saturating_sub(entry.terms.len());
+        for key in std::iter::once(&entry.doc.name).chain(&entry.doc.aliases) {
+            if self.by_key.get(&key.to_lowercase()) == Some(&id) {
+                self.by_key.remove(&key.to_lowercase());
+            }
+        }
+        if let Some(server) = &entry.doc.server {
+            let key = server.to_lowercase();
+            if let Some(set) = self.by_server.get_mut(&key) {
+                set.remove(&id);
+                if set.is_empty() {
+                    self.by_server.remove(&key);
+                }
+            }
+        }
+        self.live -= 1;
+        self.total_length -= f64::from(entry.length);
+        // Dead postings are skipped by queries and swept out once they are as many as the live
+        // ones, so removal stays cheap and memory stays bounded (amortised).
+        if self.dead_postings > self.live_postings.max(1024) {
+            self.sweep();
+        }
+        true
+    }
+
+    /// Removes every tool of an MCP server; returns how many.
+    pub fn remove_server(&mut self, server: &str) -> usize {
+        let ids: Vec<u32> = self
+            .by_server
+            .get(&server.to_lowercase())
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default();
+        let names: Vec<String> = ids
+            .iter()
+            .filter_map(|id| self.entry(*id).map(|e| e.doc.name.clone()))
+            .collect();
+        for name in &names {
+            self.remove(name);
+        }
+        names.len()
+    }
+
+    fn sweep(&mut self) {
+        let docs = &self.docs;
+        for term in &mut self.terms {
+            term.postings
+                .retain(|p| docs.get(p.doc as usize).is_some_and(Option::is_some));
+        }
+        self.dead_postings = 0;
+    }
+
+    /// Runs a query (see [`Query`] for the syntax) and returns up to `limit` tools.
+    pub fn search(&self, query: &str, limit: usize) -> Result<SearchResults, SearchError> {
+        let parsed = Query::parse(query)?;
+        Ok(self.run(&parsed, limit))
+    }
+
+    /// Runs a parsed query.
+    pub fn run(&self, query: &Query, limit: usize) -> SearchResults {
+        let kind = query.kind();
+        match query {
+            Query::Select(names) => {
+                let mut hits = Vec::new();
+                let mut missing = Vec::new();
+                for wanted in names {
+                    match self
+                        .by_key
+                        .get(&wanted.to_lowercase())
+                        .and_then(|id| self.entry(*id))
+                    {
+                        Some(entry) => {
+                            if !hits.iter().any(|h: &Hit| h.name == entry.doc.name) {
+                                hits.push(Hit {
+                                    name: entry.doc.name.clone(),
+                                    score: 1.0,
+                                });
+                            }
+                        }
+                        None => missing.push(wanted.clone()),
+                    }
+                }
+                SearchResults {
+                    kind,
+                    hits,
+                    missing,
+                }
+            }
+            Query::Server(server) => {
+                let mut hits: Vec<Hit> = self
+                    .by_server
+                    .get(&server.to_lowercase())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| self.entry(*id))
+                    .map(|e| Hit {
+                        name: e.doc.name.clone(),
+                        score: 1.0,
+                    })
+                    .collect();
+                hits.sort_by(|a, b| a.name.cmp(&b.name));
+                hits.truncate(limit);
+                SearchResults {
+                    kind,
+                    hits,
+                    missing: Vec::new(),
+                }
+            }
+            Query::Keywords { text, required } | Query::Discover { text, required } => {
+                SearchResults {
+                    kind,
+                    hits: self.rank(text, required, limit),
+                    missing: Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// The query's distinct terms with whether each is required.
+    fn query_terms(&self, text: &str, required: &[String]) -> (Vec<(u32, bool)>, usize) {
+        let required_tokens: BTreeSet<String> = required
+            .iter()
+            .flat_map(|w| self.tokenizer.tokenize(w))
+            .map(|t| t.text)
+            .collect();
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        let mut cjk_terms = 0;
+        let mut unknown_required = false;
+        for token in self.tokenizer.tokenize(text) {
+            if !seen.insert(token.text.clone()) {
+                continue;
+            }
+            if token.cjk {
+                cjk_terms += 1;
+            }
+            let is_required = required_tokens.contains(&token.text);
+            match self.term_ids.get(&token.text) {
+                Some(&t) => out.push((t, is_required)),
+                None if is_required => unknown_required = true,
+                None => {}
+            }
+        }
+        if unknown_required {
+            // A required word no tool contains: nothing can match.
+            out.clear();
+        }
+        (out, cjk_terms)
+    }
+
+    fn idf(&self, df: u32) -> f32 {
+        let n = self.live as f32;
+        let df = df as f32;
+        match self.config.scorer {
+            Scorer::Bm25Plus(_) => (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
+            Scorer::TfIdf => (1.0 + n / df.max(1.0)).ln(),
+        }
+    }
+
+    /// The score a term with weighted frequency `tf` adds to a document of weighted length `len`.
+    fn term_score(&self, idf: f32, tf: f32, length: f32, norm: f32, avg_length: f32) -> f32 {
+        match self.config.scorer {
+            Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
+                let normaliser = k1 * (1.0 - b + b * length / avg_length.max(f32::MIN_POSITIVE));
+                idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
+            }
+            Scorer::TfIdf => idf * (1.0 + tf).ln() / norm,
+        }
+    }
+
+    fn avg_length(&self) -> f32 {
+        if self.live == 0 {
+            1.0
+        } else {
+            (self.total_length / f64::from(self.live)) as f32
+        }
+    }
+
+    fn exact_bonus(&self, text: &str) -> Option<(u32, f32)> {
+        let key = text.trim().to_lowercase();
+        let id = *self.by_key.get(&key)?;
+        // Larger than any sum of term scores can be: an exact name wins.
+        Some((id, 1000.0))
+    }
+
+    fn rank(&self, text: &str, required: &[String], limit: usize) -> Vec<Hit> {
+        let (terms, cjk_terms) = self.query_terms(text, required);
+        let required_mask: u64 = terms
+            .iter()
+            .enumerate()
+            .filter(|(i, (_, r))| *r && *i < 64)
+            .fold(0, |m, (i, _)| m | (1u64 << i));
+        let cjk_needed = cjk_terms.min(2) as u16;
+        let avg_length = self.avg_length();
+        let weights = self.config.weights;
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let (accs, touched) = &mut *scratch;
+            if accs.len() < self.docs.len() {
+                accs.resize(self.docs.len(), Acc::default());
+            }
+            touched.clear();
+            for (i, (term, _)) in terms.iter().enumerate() {
+                let entry = &self.terms[*term as usize];
+                if entry.df == 0 {
+                    continue;
+                }
+                let idf = self.idf(entry.df);
+                for posting in &entry.postings {
+                    let Some(doc) = self.entry(posting.doc) else {
+                        continue;
+                    };
+                    let tf = weighted_tf(&posting.tf, &weights);
+                    let acc = &mut accs[posting.doc as usize];
+                    if !acc.touched {
+                        acc.touched = true;
+                        touched.push(posting.doc);
+                    }
+                    acc.score += self.term_score(idf, tf, doc.length, doc.norm, avg_length);
+                    if entry.cjk {
+                        acc.cjk += 1;
+                    } else {
+                        acc.ascii = true;
+                    }
+                    if i < 64 {
+                        acc.required |= 1u64 << i;
+                    }
+                }
+            }
+            let exact = self.exact_bonus(text);
+            let mut hits: Vec<(f32, u32)> = Vec::with_capacity(touched.len());
+            for &id in touched.iter() {
+                let acc = std::mem::take(&mut accs[id as usize]);
+                if acc.required & required_mask != required_mask {
+                    continue;
+                }
+                if cjk_needed > 0 && !acc.ascii && acc.cjk < cjk_needed {
+                    continue;
+                }
+                let bonus = exact.filter(|(e, _)| *e == id).map_or(0.0, |(_, b)| b);
+                hits.push((acc.score + bonus, id));
+            }
+            if let Some((id, bonus)) = exact
+                && !touched.contains(&id)
+                && required_mask == 0
+            {
+                hits.push((bonus, id));
+            }
+            let by_rank = |a: &(f32, u32), b: &(f32, u32)| {
+                b.0.total_cmp(&a.0)
+                    .then_with(|| self.name_of(a.1).cmp(self.name_of(b.1)))
+            };
+            if hits.len() > limit {
+                hits.select_nth_unstable_by(limit, by_rank);
+                hits.truncate(limit);
+            }
+            hits.sort_by(by_rank);
+            hits.into_iter()
+                .map(|(score, id)| Hit {
+                    name: self.name_of(id).to_owned(),
+                    score,
+                })
+                .collect()
+        })
+    }
+
+    fn name_of(&self, id: u32) -> &str {
+        self.entry(id).map_or("", |e| e.doc.name.as_str())
+    }
+
+    /// Which terms, in which fields, gave what to `name`'s score for a keyword query; `None`
+    /// when the tool is not indexed.
+    pub fn explain(&self, query: &str, name: &str) -> Result<Option<Explanation>, SearchError> {
+        let (text, required) = match Query::parse(query)? {
+            Query::Keywords { text, required } | Query::Discover { text, required } => {
+                (text, required)
+            }
+            Query::Select(_) | Query::Server(_) => (query.to_owned(), Vec::new()),
+        };
+        let Some(&id) = self.by_name.get(name) else {
+            return Ok(None);
+        };
+        let Some(doc) = self.entry(id) else {
+            return Ok(None);
+        };
+        let (terms, _) = self.query_terms(&text, &required);
+        let weights = self.config.weights;
+        let avg_length = self.avg_length();
+        let reverse: HashMap<u32, &str> = self
+            .term_ids
+            .iter()
+            .map(|(k, v)| (*v, k.as_str()))
+            .collect();
+        let mut out = Vec::new();
+        let mut total = 0.0;
+        for (term, _) in terms {
+            let entry = &self.terms[term as usize];
+            let Ok(pos) = entry.postings.binary_search_by_key(&id, |p| p.doc) else {
+                continue;
+            };
+            let tf = entry.postings[pos].tf;
+            let weighted = weighted_tf(&tf, &weights);
+            let idf = self.idf(entry.df);
+            let score = self.term_score(idf, weighted, doc.length, doc.norm, avg_length);
+            total += score;
+            let fields = Field::ALL
+                .iter()
+                .filter(|f| tf[f.index()] > 0)
+                .map(|f| {
+                    let part = weights.get(*f) * f32::from(tf[f.index()]);
+                    (
+                        *f,
+                        u32::from(tf[f.index()]),
+                        weights.get(*f),
+                        score * part / weighted,
+                    )
+                })
+                .collect();
+            out.push(TermExplanation {
+                term: reverse.get(&term).copied().unwrap_or("").to_owned(),
+                idf,
+                score,
+                fields,
+            });
+        }
+        let bonus = self
+            .exact_bonus(&text)
+            .filter(|(e, _)| *e == id)
+            .map_or(0.0, |(_, b)| b);
+        Ok(Some(Explanation {
+            name: name.to_owned(),
+            score: total + bonus,
+            exact_name_bonus: bonus,
+            terms: out,
+        }))
+    }
+}
+
+fn weighted_tf(tf: &[u16; FIELDS], weights: &FieldWeights) -> f32 {
+    tf.iter()
+        .zip(weights.0.iter())
+        .map(|(t, w)| f32::from(*t) * w)
+        .sum()
+}

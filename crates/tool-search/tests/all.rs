@@ -1,0 +1,10 @@
+//! Integration tests of tool-search.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic here is a failed test, which is what it should be"
+)]
+
+mod all {
+    mod index;
+}

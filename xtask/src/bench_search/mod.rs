@@ -1,0 +1,234 @@
+//! `cargo xtask bench-search`: ranking quality on the benchmark sets, and speed and memory at
+//! 500 to 100k tools, for our engine and its peers in one run.
+
+mod data;
+mod engines;
+mod speed;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::json;
+use tool_search::{Scorer, SearchConfig};
+
+use data::Set;
+use engines::{Bm25Crate, Engine, Ours, Tantivy};
+
+/// Options of `cargo xtask bench-search`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// The folder holding one folder per set (default: ../shared/bench when it exists).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Write each configuration's rankings to DIR/<set>/<configuration>.jsonl.
+    #[arg(long, value_name = "DIR")]
+    runs_out: Option<PathBuf>,
+    /// Quality of the default configuration only, no peers and no speed runs (under a minute).
+    #[arg(long)]
+    quick: bool,
+    /// Fail when the default configuration's nDCG@10 on a set falls below the floor in FILE.
+    #[arg(long, value_name = "FILE")]
+    gate: Option<PathBuf>,
+    /// Skip the speed and scale runs.
+    #[arg(long)]
+    no_speed: bool,
+    /// Write the latency chart here (default: target/bench-search/latency.svg).
+    #[arg(long, value_name = "FILE")]
+    chart: Option<PathBuf>,
+}
+
+/// The scores of one configuration on one set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scores {
+    pub r1: f64,
+    pub r5: f64,
+    pub r10: f64,
+    pub ndcg10: f64,
+    pub mrr10: f64,
+}
+
+/// Scores one ranking against its gold tools.
+pub fn score(ranked: &[String], gold: &[String]) -> Scores {
+    let recall = |k: usize| {
+        let found = gold
+            .iter()
+            .filter(|g| ranked.iter().take(k).any(|r| r == *g))
+            .count();
+        found as f64 / gold.len().max(1) as f64
+    };
+    let mut dcg = 0.0;
+    let mut mrr = 0.0;
+    for (i, name) in ranked.iter().take(10).enumerate() {
+        if gold.contains(name) {
+            dcg += 1.0 / ((i + 2) as f64).log2();
+            if mrr == 0.0 {
+                mrr = 1.0 / (i + 1) as f64;
+            }
+        }
+    }
+    let ideal: f64 = (0..gold.len().min(10))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    Scores {
+        r1: recall(1),
+        r5: recall(5),
+        r10: recall(10),
+        ndcg10: if ideal > 0.0 { dcg / ideal } else { 0.0 },
+        mrr10: mrr,
+    }
+}
+
+fn configurations(quick: bool) -> Vec<&'static str> {
+    if quick {
+        vec!["default"]
+    } else {
+        vec!["default", "tfidf", "tantivy", "bm25"]
+    }
+}
+
+fn engine(name: &str, set: &Set) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(match name {
+        "default" => Box::new(Ours::build(SearchConfig::default(), &set.tools)),
+        "tfidf" => Box::new(Ours::build(
+            SearchConfig {
+                scorer: Scorer::TfIdf,
+                ..SearchConfig::default()
+            },
+            &set.tools,
+        )),
+        "tantivy" => Box::new(Tantivy::build(&set.tools)?),
+        "bm25" => Box::new(Bm25Crate::build(&set.tools)),
+        other => anyhow::bail!("unknown configuration {other}"),
+    })
+}
+
+fn default_data_dir() -> anyhow::Result<PathBuf> {
+    let root = crate::tidy::workspace_root()?;
+    let shared = root.join("../shared/bench");
+    if shared.is_dir() {
+        Ok(shared)
+    } else {
+        anyhow::bail!("no --data given and {} does not exist", shared.display())
+    }
+}
+
+/// Runs the benchmark.
+pub fn run(options: Options) -> anyhow::Result<()> {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "note: built with debug assertions; speed numbers are only meaningful from an optimised build"
+        );
+    }
+    let data_dir = match &options.data {
+        Some(dir) => dir.clone(),
+        None => default_data_dir()?,
+    };
+    let sets = data::load_sets(&data_dir)?;
+    let configs = configurations(options.quick);
+    let mut table: BTreeMap<(String, &str), Scores> = BTreeMap::new();
+    for set in &sets {
+        for config in &configs {
+            let mut engine = engine(config, set)?;
+            let mut total = Scores::default();
+            let mut runs = Vec::with_capacity(set.cases.len());
+            for case in &set.cases {
+                let ranked = engine.search(&case.query, 10);
+                let s = score(&ranked, &case.gold);
+                total.r1 += s.r1;
+                total.r5 += s.r5;
+                total.r10 += s.r10;
+                total.ndcg10 += s.ndcg10;
+                total.mrr10 += s.mrr10;
+                runs.push(json!({"id": case.id, "ranked": ranked}));
+            }
+            let n = set.cases.len().max(1) as f64;
+            let mean = Scores {
+                r1: total.r1 / n,
+                r5: total.r5 / n,
+                r10: total.r10 / n,
+                ndcg10: total.ndcg10 / n,
+                mrr10: total.mrr10 / n,
+            };
+            table.insert((set.name.clone(), config), mean);
+            if let Some(dir) = &options.runs_out {
+                write_runs(dir, &set.name, config, &runs)?;
+            }
+        }
+    }
+    print_quality(&sets, &configs, &table);
+    if !options.quick && !options.no_speed {
+        let chart = match &options.chart {
+            Some(path) => path.clone(),
+            None => crate::tidy::workspace_root()?.join("target/bench-search/latency.svg"),
+        };
+        speed::run(&sets, &chart)?;
+    }
+    if let Some(floors) = &options.gate {
+        gate(floors, &sets, &table)?;
+    }
+    Ok(())
+}
+
+fn write_runs(
+    dir: &Path,
+    set: &str,
+    config: &str,
+    runs: &[serde_json::Value],
+) -> anyhow::Result<()> {
+    let folder = dir.join(set);
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    let path = folder.join(format!("{config}.jsonl"));
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    for run in runs {
+        writeln!(file, "{run}")?;
+    }
+    file.flush()?;
+    Ok(())
+}
+
+fn print_quality(sets: &[Set], configs: &[&str], table: &BTreeMap<(String, &str), Scores>) {
+    println!("## Quality (dev sets)\n");
+    println!("| set | configuration | R@1 | R@5 | R@10 | nDCG@10 | MRR@10 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for set in sets {
+        for config in configs {
+            if let Some(s) = table.get(&(set.name.clone(), *config)) {
+                println!(
+                    "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                    set.name, config, s.r1, s.r5, s.r10, s.ndcg10, s.mrr10
+                );
+            }
+        }
+    }
+    println!();
+}
+
+fn gate(path: &Path, sets: &[Set], table: &BTreeMap<(String, &str), Scores>) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the floors in {}", path.display()))?;
+    let floors: BTreeMap<String, f64> = serde_json::from_str(&text)
+        .with_context(|| format!("{} must map set names to nDCG@10 floors", path.display()))?;
+    let mut failures = Vec::new();
+    for (set, floor) in &floors {
+        if !sets.iter().any(|s| &s.name == set) {
+            failures.push(format!("{set}: the set is missing from the data"));
+            continue;
+        }
+        let got = table
+            .get(&(set.clone(), "default"))
+            .map_or(0.0, |s| s.ndcg10);
+        if got + 1e-9 < *floor {
+            failures.push(format!(
+                "{set}: nDCG@10 {got:.4} is below the floor {floor:.4}"
+            ));
+        }
+    }
+    if failures.is_empty() {
+        println!("gate: every set at or above its floor ({})", path.display());
+        Ok(())
+    } else {
+        anyhow::bail!("search quality regressed:\n{}", failures.join("\n"))
+    }
+}
