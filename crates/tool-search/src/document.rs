@@ -202,8 +202,11 @@ impl FieldWeights {
 }
 
 impl Default for FieldWeights {
-    /// Chosen by measurement on the benchmark sets (`cargo xtask bench-search`).
+    /// Chosen by measurement on the benchmark sets (`cargo xtask bench-search --tune`): names
+    /// three times the description, hints 2.5 times, parameter names like the description and
+    /// their descriptions a little under. With BM25F-style weighting the weights' scale also
+    /// sets how fast term frequency saturates; this scale suits the BM25+ defaults (k1 1.2).
     fn default() -> Self {
-        Self([3.0, 3.0, 1.5, 3.0, 2.5, 1.0, 1.0, 0.5])
+        Self([1.2, 1.2, 0.6, 1.2, 1.0, 0.4, 0.4, 0.3])
     }
 }

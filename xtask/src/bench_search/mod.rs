@@ -37,6 +37,44 @@ pub struct Options {
     /// Write the latency chart here (default: target/bench-search/latency.svg).
     #[arg(long, value_name = "FILE")]
     chart: Option<PathBuf>,
+    /// Also score a `tuned` configuration: `k1=1.2,b=0.75,delta=1,w=name:label:server:mcp_tool:hint:description:parameters:parameter_text`
+    /// (any subset), to try defaults before changing them.
+    #[arg(long, value_name = "PARAMS")]
+    tune: Option<String>,
+}
+
+/// Parses `--tune`.
+fn tuned(spec: &str) -> anyhow::Result<SearchConfig> {
+    let mut params = tool_search::Bm25Plus::default();
+    let mut weights = tool_search::FieldWeights::default();
+    let mut tfidf = false;
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = part
+            .split_once('=')
+            .with_context(|| format!("`{part}` is not key=value"))?;
+        match key {
+            "k1" => params.k1 = value.parse()?,
+            "b" => params.b = value.parse()?,
+            "delta" => params.delta = value.parse()?,
+            "scorer" => tfidf = value == "tfidf",
+            "w" => {
+                for (i, w) in value.split(':').enumerate() {
+                    if let Some(slot) = weights.0.get_mut(i) {
+                        *slot = w.parse()?;
+                    }
+                }
+            }
+            other => anyhow::bail!("unknown tuning key `{other}`"),
+        }
+    }
+    Ok(SearchConfig {
+        scorer: if tfidf {
+            Scorer::TfIdf
+        } else {
+            Scorer::Bm25Plus(params)
+        },
+        weights,
+    })
 }
 
 /// The scores of one configuration on one set.
@@ -88,8 +126,9 @@ fn configurations(quick: bool) -> Vec<&'static str> {
     }
 }
 
-fn engine(name: &str, set: &Set) -> anyhow::Result<Box<dyn Engine>> {
+fn engine(name: &str, set: &Set, tune: Option<&str>) -> anyhow::Result<Box<dyn Engine>> {
     Ok(match name {
+        "tuned" => Box::new(Ours::build(tuned(tune.unwrap_or(""))?, &set.tools)),
         "default" => Box::new(Ours::build(SearchConfig::default(), &set.tools)),
         "tfidf" => Box::new(Ours::build(
             SearchConfig {
@@ -126,11 +165,14 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         None => default_data_dir()?,
     };
     let sets = data::load_sets(&data_dir)?;
-    let configs = configurations(options.quick);
+    let mut configs = configurations(options.quick);
+    if options.tune.is_some() {
+        configs.push("tuned");
+    }
     let mut table: BTreeMap<(String, &str), Scores> = BTreeMap::new();
     for set in &sets {
         for config in &configs {
-            let mut engine = engine(config, set)?;
+            let mut engine = engine(config, set, options.tune.as_deref())?;
             let mut total = Scores::default();
             let mut runs = Vec::with_capacity(set.cases.len());
             for case in &set.cases {
