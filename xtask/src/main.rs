@@ -2,9 +2,11 @@
 //!
 //! - `cargo xtask tidy`: checks the workspace's invariants (crate layering, lints, crate docs).
 //! - `cargo xtask bench-search`: measures tool search against its peers on real data.
+//! - `cargo xtask pool-size`: the tools array's size per deferral mode, with real MCP servers' tools.
 
 mod alloc;
 mod bench_search;
+mod pool_size;
 mod tidy;
 
 #[global_allocator]
@@ -25,11 +27,14 @@ enum Command {
     Tidy,
     /// Measure tool search: quality on the benchmark sets, speed and memory at 500 to 100k tools.
     BenchSearch(bench_search::Options),
+    /// Print the size of the request's tools array for the built-ins plus real MCP servers' tools.
+    PoolSize,
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::BenchSearch(options) => bench_search::run(options),
+        Command::PoolSize => pool_size::run(),
         Command::Tidy => {
             let root = tidy::workspace_root()?;
             let problems = tidy::check(&root)?;
