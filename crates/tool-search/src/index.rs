@@ -125,10 +125,13 @@ impl fmt::Display for Explanation {
     }
 }
 
+/// What scoring reads for one document containing a term: 8 bytes, so a query streams through
+/// memory.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     doc: u32,
-    tf: [u16; FIELDS],
+    /// Σ field weight × frequency in that field.
+    weighted_tf: f32,
 }
 
 #[derive(Debug)]
@@ -136,6 +139,8 @@ struct TermEntry {
     /// Postings in ascending document order (ids only grow); may hold dead documents until the
     /// next sweep.
     postings: Vec<Posting>,
+    /// Per-field frequencies, parallel to `postings`: read by `explain` only.
+    fields: Vec<[u16; FIELDS]>,
     /// Live documents containing the term.
     df: u32,
     cjk: bool,
@@ -151,13 +156,11 @@ struct DocEntry {
     terms: Vec<u32>,
 }
 
+/// A document's running score and which of the query's first 32 terms it matched.
 #[derive(Default, Clone, Copy)]
 struct Acc {
     score: f32,
-    cjk: u16,
-    ascii: bool,
-    required: u64,
-    touched: bool,
+    matched: u32,
 }
 
 thread_local! {
@@ -174,6 +177,10 @@ pub struct SearchIndex {
     term_ids: HashMap<String, u32>,
     terms: Vec<TermEntry>,
     docs: Vec<Option<DocEntry>>,
+    /// Weighted length per document id, negative for removed documents: dense, for scoring.
+    lengths: Vec<f32>,
+    /// `lnc` norm per document id, for TF-IDF.
+    norms: Vec<f32>,
     by_name: HashMap<String, u32>,
     by_key: HashMap<String, u32>,
     by_server: BTreeMap<String, BTreeSet<u32>>,
@@ -208,6 +215,8 @@ impl SearchIndex {
             term_ids: HashMap::new(),
             terms: Vec::new(),
             docs: Vec::new(),
+            lengths: Vec::new(),
+            norms: Vec::new(),
             by_name: HashMap::new(),
             by_key: HashMap::new(),
             by_server: BTreeMap::new(),
@@ -272,7 +281,7 @@ impl SearchIndex {
         self.remove(&doc.name);
         let id = self.docs.len() as u32;
         let weights = self.config.weights;
-        let mut counts: BTreeMap<Token, [u16; FIELDS]> = BTreeMap::new();
+        let mut counts: HashMap<Token, [u16; FIELDS]> = HashMap::new();
         let mut length = 0.0f32;
         let mut tokens = Vec::new();
         for field in Field::ALL {
@@ -301,13 +310,18 @@ impl SearchIndex {
                     self.terms.push(TermEntry {
                         postings: Vec::new(),
                         df: 0,
+                        fields: Vec::new(),
                         cjk: token.cjk,
                     });
                     t
                 }
             };
             let entry = &mut self.terms[term as usize];
-            entry.postings.push(Posting { doc: id, tf });
+            entry.postings.push(Posting {
+                doc: id,
+                weighted_tf: weighted,
+            });
+            entry.fields.push(tf);
             entry.df += 1;
             term_list.push(term);
         }
@@ -324,10 +338,13 @@ impl SearchIndex {
         self.by_name.insert(doc.name.clone(), id);
         self.live += 1;
         self.total_length += f64::from(length);
+        let norm = norm.sqrt().max(f32::MIN_POSITIVE);
+        self.lengths.push(length);
+        self.norms.push(norm);
         self.docs.push(Some(DocEntry {
             doc,
             length,
-            norm: norm.sqrt().max(f32::MIN_POSITIVE),
+            norm,
             terms: term_list,
         }));
     }
@@ -363,6 +380,9 @@ impl SearchIndex {
         }
         self.live -= 1;
         self.total_length -= f64::from(entry.length);
+        if let Some(length) = self.lengths.get_mut(id as usize) {
+            *length = -1.0;
+        }
         // Dead postings are skipped by queries and swept out once they are as many as the live
         // ones, so removal stays cheap and memory stays bounded (amortised).
         if self.dead_postings > self.live_postings.max(1024) {
@@ -531,15 +551,25 @@ impl SearchIndex {
     }
 
     fn rank(&self, text: &str, required: &[String], limit: usize) -> Vec<Hit> {
+        if limit == 0 {
+            return Vec::new();
+        }
         let (terms, cjk_terms) = self.query_terms(text, required);
-        let required_mask: u64 = terms
-            .iter()
-            .enumerate()
-            .filter(|(i, (_, r))| *r && *i < 64)
-            .fold(0, |m, (i, _)| m | (1u64 << i));
-        let cjk_needed = cjk_terms.min(2) as u16;
+        let (mut required_mask, mut cjk_mask, mut ascii_mask) = (0u32, 0u32, 0u32);
+        for (i, (term, is_required)) in terms.iter().enumerate().take(32) {
+            let bit = 1u32 << i;
+            if *is_required {
+                required_mask |= bit;
+            }
+            if self.terms[*term as usize].cjk {
+                cjk_mask |= bit;
+            } else {
+                ascii_mask |= bit;
+            }
+        }
+        let cjk_needed = cjk_terms.min(2) as u32;
         let avg_length = self.avg_length();
-        let weights = self.config.weights;
+        let scorer = self.config.scorer;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let (accs, touched) = &mut *scratch;
@@ -553,39 +583,56 @@ impl SearchIndex {
                     continue;
                 }
                 let idf = self.idf(entry.df);
+                let bit = if i < 32 { 1u32 << i } else { 0 };
                 for posting in &entry.postings {
-                    let Some(doc) = self.entry(posting.doc) else {
+                    let doc = posting.doc as usize;
+                    let length = self.lengths[doc];
+                    if length < 0.0 {
                         continue;
+                    }
+                    let tf = posting.weighted_tf;
+                    let score = match scorer {
+                        Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
+                            let normaliser = k1 * (1.0 - b + b * length / avg_length);
+                            idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
+                        }
+                        Scorer::TfIdf => idf * (1.0 + tf).ln() / self.norms[doc],
                     };
-                    let tf = weighted_tf(&posting.tf, &weights);
-                    let acc = &mut accs[posting.doc as usize];
-                    if !acc.touched {
-                        acc.touched = true;
+                    let acc = &mut accs[doc];
+                    if acc.matched == 0 && acc.score == 0.0 {
                         touched.push(posting.doc);
                     }
-                    acc.score += self.term_score(idf, tf, doc.length, doc.norm, avg_length);
-                    if entry.cjk {
-                        acc.cjk += 1;
-                    } else {
-                        acc.ascii = true;
-                    }
-                    if i < 64 {
-                        acc.required |= 1u64 << i;
-                    }
+                    acc.score += score;
+                    acc.matched |= bit;
                 }
             }
             let exact = self.exact_bonus(text);
-            let mut hits: Vec<(f32, u32)> = Vec::with_capacity(touched.len());
+            let mut hits: Vec<(f32, u32)> = Vec::with_capacity(touched.len().min(4 * limit + 16));
+            let mut floor = f32::NEG_INFINITY;
             for &id in touched.iter() {
                 let acc = std::mem::take(&mut accs[id as usize]);
-                if acc.required & required_mask != required_mask {
+                if acc.matched & required_mask != required_mask {
                     continue;
                 }
-                if cjk_needed > 0 && !acc.ascii && acc.cjk < cjk_needed {
+                if cjk_needed > 0
+                    && acc.matched & ascii_mask == 0
+                    && (acc.matched & cjk_mask).count_ones() < cjk_needed
+                {
                     continue;
                 }
                 let bonus = exact.filter(|(e, _)| *e == id).map_or(0.0, |(_, b)| b);
-                hits.push((acc.score + bonus, id));
+                let score = acc.score + bonus;
+                if score < floor {
+                    continue;
+                }
+                hits.push((score, id));
+                // Keep the candidate list short: every so often cut it to the best `limit`.
+                // Ties with the last kept score stay, so that ties are still broken by name.
+                if hits.len() >= 4 * limit + 16 {
+                    hits.select_nth_unstable_by(limit - 1, |a, b| b.0.total_cmp(&a.0));
+                    floor = hits[limit - 1].0;
+                    hits.retain(|h| h.0 >= floor);
+                }
             }
             if let Some((id, bonus)) = exact
                 && !touched.contains(&id)
@@ -645,8 +692,8 @@ impl SearchIndex {
             let Ok(pos) = entry.postings.binary_search_by_key(&id, |p| p.doc) else {
                 continue;
             };
-            let tf = entry.postings[pos].tf;
-            let weighted = weighted_tf(&tf, &weights);
+            let tf = entry.fields[pos];
+            let weighted = entry.postings[pos].weighted_tf;
             let idf = self.idf(entry.df);
             let score = self.term_score(idf, weighted, doc.length, doc.norm, avg_length);
             total += score;

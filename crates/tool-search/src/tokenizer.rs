@@ -128,6 +128,11 @@ impl Tokenizer {
 
     /// Appends the tokens of `text` to `out`.
     pub fn tokenize_into(&self, text: &str, out: &mut Vec<Token>) {
+        // ASCII is its own NFKD and NFC form and has no CJK: skip straight to the words.
+        if text.is_ascii() {
+            self.flush(text, false, out);
+            return;
+        }
         // Combining marks are dropped from Latin and other alphabets (accents), but kept on kana
         // (dakuten) so that recomposition restores them; NFC then recomposes kana and Hangul
         // syllables, which NFKD had taken apart.
@@ -180,7 +185,11 @@ impl Tokenizer {
     }
 
     fn push_word(&self, word: &str, out: &mut Vec<Token>) {
-        let lower = word.to_lowercase();
+        let lower = if word.is_ascii() {
+            word.to_ascii_lowercase()
+        } else {
+            word.to_lowercase()
+        };
         if lower.is_empty() || (self.stop_words && stop_words().contains(lower.as_str())) {
             return;
         }
