@@ -104,7 +104,8 @@ impl ServerHandler for ToolServer {
             .filter(|t| t.is_enabled())
             .map(|t| Self::listing(t.as_ref()))
             .collect();
-        serde_json::from_value(json!({ "tools": tools })).map_err(internal)
+        serde_json::from_value(json!({ "tools": tools, "resultType": "complete" }))
+            .map_err(internal)
     }
 
     async fn call_tool(
@@ -150,8 +151,10 @@ impl ServerHandler for ToolServer {
             .executor
             .execute(call, context.ct.clone(), Some(events_tx));
         let (result, ()) = tokio::join!(run, forward);
-        let mapped: CallToolResult =
-            serde_json::from_value(result_to_mcp(&result)).map_err(internal)?;
+        let mut mapped = result_to_mcp(&result);
+        // rmcp strips `resultType` again for peers on protocol versions without it.
+        mapped["resultType"] = json!("complete");
+        let mapped: CallToolResult = serde_json::from_value(mapped).map_err(internal)?;
         Ok(CallToolResponse::Complete(mapped))
     }
 }

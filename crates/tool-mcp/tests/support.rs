@@ -1,0 +1,140 @@
+//! Paths to the installed servers and helpers shared by the tests.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tool_core::{ExecutionEvent, Session, ToolContext, ToolError, ToolOutput, ToolRegistry};
+use tool_mcp::{McpConfig, McpManager, McpOptions, ServerConfig, ServerState};
+
+/// How long any test waits for something that should take well under a second or two.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The entry script of an npm-installed reference server.
+pub fn npm_server(package: &str) -> String {
+    let path = workspace_root()
+        .join("node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    assert!(
+        path.is_file(),
+        "{} is missing: run `npm ci --no-audit --no-fund` at the workspace root (see .ci/run)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// The Python interpreter of the test venv, which has the `mcp` SDK.
+pub fn venv_python() -> String {
+    let path = workspace_root().join(".venv/bin/python");
+    assert!(
+        path.is_file(),
+        "{} is missing: run `python3 -m venv .venv && .venv/bin/pip install -r requirements-test.txt` at the workspace root (see .ci/run)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+pub fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+pub fn stdio(command: &str, args: &[&str]) -> ServerConfig {
+    ServerConfig::Stdio {
+        command: command.to_owned(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: BTreeMap::new(),
+    }
+}
+
+pub fn node(package: &str, args: &[&str]) -> ServerConfig {
+    let script = npm_server(package);
+    let mut all = vec![script.as_str()];
+    all.extend_from_slice(args);
+    stdio("node", &all)
+}
+
+pub fn options() -> McpOptions {
+    McpOptions {
+        connect_timeout: Duration::from_secs(30),
+        call_timeout: Duration::from_secs(30),
+        ping_timeout: Duration::from_secs(2),
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(1),
+    }
+}
+
+pub fn start(
+    servers: Vec<(&str, ServerConfig)>,
+    options: McpOptions,
+) -> (McpManager, Arc<ToolRegistry>) {
+    let config = McpConfig {
+        servers: servers
+            .into_iter()
+            .map(|(name, server)| (name.to_owned(), server))
+            .collect(),
+    };
+    let registry = Arc::new(ToolRegistry::new());
+    let manager = McpManager::start(config, Arc::clone(&registry), options);
+    (manager, registry)
+}
+
+/// Waits until every server is past connecting, and returns the states.
+pub async fn settled(manager: &McpManager) -> BTreeMap<String, ServerState> {
+    let (states, held) = manager
+        .wait_for(DEADLINE, |states| {
+            states
+                .values()
+                .all(|s| !matches!(s, ServerState::Connecting))
+        })
+        .await;
+    assert!(held, "servers did not settle: {states:?}");
+    states
+}
+
+pub fn connected(states: &BTreeMap<String, ServerState>, server: &str) -> usize {
+    match &states[server] {
+        ServerState::Connected { tools } => *tools,
+        other => panic!("{server} is not connected: {other:?}"),
+    }
+}
+
+pub fn context(name: &str) -> (ToolContext, UnboundedReceiver<ExecutionEvent>) {
+    let dir = std::env::temp_dir();
+    let session = Arc::new(Session::new("mcp-tests", &dir, &dir));
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    (
+        ToolContext::new("toolu_1", name, session).with_events(tx),
+        rx,
+    )
+}
+
+/// Calls a registered tool directly (the executor's permission stage would ask, and these tests
+/// run without a prompter).
+pub async fn call(
+    registry: &ToolRegistry,
+    name: &str,
+    input: Value,
+) -> Result<ToolOutput, ToolError> {
+    let tool = registry
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} is not registered: {:?}", registry.names()))
+        .tool()
+        .clone();
+    let (ctx, _events) = context(name);
+    tool.call(input, &ctx).await
+}
