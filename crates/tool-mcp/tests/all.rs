@@ -11,6 +11,8 @@
 
 mod support;
 
+mod cancel;
 mod client;
 mod failures;
+mod http;
 mod serve;
