@@ -354,6 +354,63 @@ mod tests {
 
     use super::*;
 
+    fn link() -> Arc<ServerLink> {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        Arc::new(ServerLink::new("srv".into(), Duration::from_secs(1), tx))
+    }
+
+    #[test]
+    fn listings_map_annotations_and_loading() {
+        let read_only = McpTool::from_listing(
+            "mcp__srv__get".into(),
+            &json!({
+                "name": "get",
+                "description": "Gets.",
+                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+                "annotations": {"readOnlyHint": true},
+                "_meta": {"anthropic/alwaysLoad": true},
+            }),
+            link(),
+        );
+        let input = json!({});
+        assert!(read_only.is_read_only(&input));
+        assert!(read_only.is_concurrency_safe(&input));
+        assert!(!read_only.is_destructive(&input));
+        assert_eq!(read_only.spec().loading, Loading::AlwaysLoad);
+        assert_eq!(read_only.spec().description, "Gets.");
+        assert_eq!(
+            read_only.spec().origin,
+            Origin::Mcp {
+                server: "srv".into(),
+                tool: "get".into()
+            }
+        );
+        assert_eq!(
+            read_only.spec().input_schema["properties"]["id"]["type"],
+            "string"
+        );
+
+        let additive = McpTool::from_listing(
+            "mcp__srv__add".into(),
+            &json!({"name": "add", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": false}}),
+            link(),
+        );
+        assert!(!additive.is_read_only(&input));
+        assert!(!additive.is_concurrency_safe(&input));
+        assert!(!additive.is_destructive(&input));
+        assert_eq!(additive.spec().loading, Loading::Defer);
+
+        // No annotations: the fail-closed defaults.
+        let plain = McpTool::from_listing(
+            "mcp__srv__run".into(),
+            &json!({"name": "run", "inputSchema": {"type": "object"}}),
+            link(),
+        );
+        assert!(!plain.is_read_only(&input));
+        assert!(plain.is_destructive(&input));
+        assert!(!plain.is_concurrency_safe(&input));
+    }
+
     #[test]
     fn results_map_every_content_kind() {
         let output = map_result(&json!({

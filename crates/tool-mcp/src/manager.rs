@@ -1,6 +1,6 @@
 //! Many MCP servers at once: concurrent start, per-server state, list changes, reconnection.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -89,6 +89,26 @@ struct Slot {
     link: Arc<ServerLink>,
     events: tokio::sync::Mutex<mpsc::UnboundedReceiver<LinkEvent>>,
     registered: Mutex<Vec<String>>,
+    /// The last lines a stdio server wrote to stderr, shown with the reason it failed.
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The task draining the current process's stderr.
+    stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// How many stderr lines of a stdio server are kept for failure reasons.
+const STDERR_LINES: usize = 5;
+
+impl Slot {
+    /// `reason`, followed by the server's last stderr lines when it wrote any.
+    fn explain(&self, reason: String) -> String {
+        let lines = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.is_empty() {
+            reason
+        } else {
+            let tail: Vec<&str> = lines.iter().map(String::as_str).collect();
+            format!("{reason} (stderr: {})", tail.join(" | "))
+        }
+    }
 }
 
 struct Inner {
@@ -150,6 +170,8 @@ impl McpManager {
                 config: server,
                 events: tokio::sync::Mutex::new(rx),
                 registered: Mutex::new(Vec::new()),
+                stderr: Arc::new(Mutex::new(VecDeque::new())),
+                stderr_task: Mutex::new(None),
             });
             tokio::spawn(supervise(Arc::clone(&inner), slot));
         }
@@ -273,13 +295,21 @@ async fn connect(slot: &Slot) -> Result<RunningService<RoleClient, LinkHandler>,
         ServerConfig::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).envs(env);
-            let (transport, _stderr) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::null())
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .map_err(|err| McpError::Spawn {
                     server: server.clone(),
                     reason: format!("{command}: {err}"),
                 })?;
+            slot.stderr
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+            if let Some(stderr) = stderr {
+                let task = tokio::spawn(keep_stderr_tail(stderr, Arc::clone(&slot.stderr)));
+                *slot.stderr_task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+            }
             handler.serve(transport).await.map_err(protocol)
         }
         ServerConfig::Http { url, headers } => {
@@ -304,6 +334,23 @@ async fn connect(slot: &Slot) -> Result<RunningService<RoleClient, LinkHandler>,
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             handler.serve(transport).await.map_err(protocol)
         }
+    }
+}
+
+/// Drains a server's stderr (so it never blocks on a full pipe), keeping the last lines.
+async fn keep_stderr_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+        if tail.len() == STDERR_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line.chars().take(300).collect());
     }
 }
 
@@ -416,6 +463,16 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
                 reason
             }
         };
+        // Give the stderr drain a moment to read what a dying server said last.
+        let drain = slot
+            .stderr_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(drain) = drain {
+            let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+        }
+        let reason = slot.explain(reason);
         if !ever_connected {
             inner.set_state(&slot.name, ServerState::Failed { reason });
             return;

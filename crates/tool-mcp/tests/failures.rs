@@ -43,6 +43,28 @@ async fn a_missing_command_fails_clearly_and_others_connect() {
 }
 
 #[tokio::test]
+async fn a_server_that_exits_at_once_fails_with_its_stderr() {
+    let (manager, _registry) = start(
+        vec![(
+            "crashy",
+            stdio("sh", &["-c", "echo 'boom: missing API token' >&2; exit 3"]),
+        )],
+        options(),
+    );
+    let states = settled(&manager).await;
+    match &states["crashy"] {
+        ServerState::Failed { reason } => {
+            assert!(reason.starts_with("mcp server crashy: "), "{reason}");
+            assert!(
+                reason.ends_with("(stderr: boom: missing API token)"),
+                "{reason}"
+            );
+        }
+        other => panic!("crashy: {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn a_server_that_never_answers_times_out_without_holding_up_others() {
     let mut options = options();
     options.connect_timeout = Duration::from_secs(8);
