@@ -40,6 +40,7 @@ fn the_python_sdk_client_lists_and_calls_our_tools() {
         seen,
         json!({
             "add": {"is_error": false, "text": ["42"]},
+            "add_progress": [[1.0, 1.0, "adding"]],
             "echo": {"is_error": false, "text": ["hello from python"]},
             "denied_is_error": true,
             "invalid_is_error": true,
