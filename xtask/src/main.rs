@@ -2,11 +2,13 @@
 //!
 //! - `cargo xtask tidy`: checks the workspace's invariants (crate layering, lints, crate docs).
 //! - `cargo xtask bench-search`: measures tool search against its peers on real data.
+//! - `cargo xtask test`: installs the test prerequisites if missing, then `cargo test --workspace`.
 //! - `cargo xtask pool-size`: the tools array's size per deferral mode, with real MCP servers' tools.
 
 mod alloc;
 mod bench_search;
 mod pool_size;
+mod test;
 mod tidy;
 
 #[global_allocator]
@@ -29,12 +31,20 @@ enum Command {
     BenchSearch(bench_search::Options),
     /// Print the size of the request's tools array for the built-ins plus real MCP servers' tools.
     PoolSize,
+    /// Install what the tests need (npm MCP servers, the MCP Python SDK) if missing, then run
+    /// `cargo test --workspace` with any extra arguments.
+    Test {
+        /// Passed on to `cargo test`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::BenchSearch(options) => bench_search::run(options),
         Command::PoolSize => pool_size::run(),
+        Command::Test { args } => test::run_tests(&tidy::workspace_root()?, &args),
         Command::Tidy => {
             let root = tidy::workspace_root()?;
             let problems = tidy::check(&root)?;
