@@ -97,33 +97,30 @@ impl ToolDocument {
         self
     }
 
-    /// The text of one field.
-    pub(crate) fn field_text(&self, field: Field) -> String {
-        match field {
-            Field::Name => self.name.clone(),
-            Field::Label => self.label.clone().unwrap_or_default(),
-            Field::Server => self.server.clone().unwrap_or_default(),
-            Field::McpTool => self.mcp_tool.clone().unwrap_or_default(),
-            Field::SearchHint => self.search_hint.clone().unwrap_or_default(),
-            Field::Description => self.description.clone(),
+    /// Calls `f` with each piece of text of one field (parameters have one piece each), without
+    /// copying it.
+    pub(crate) fn for_each_field_text(&self, field: Field, mut f: impl FnMut(&str)) {
+        let single = match field {
+            Field::Name => Some(self.name.as_str()),
+            Field::Label => self.label.as_deref(),
+            Field::Server => self.server.as_deref(),
+            Field::McpTool => self.mcp_tool.as_deref(),
+            Field::SearchHint => self.search_hint.as_deref(),
+            Field::Description => Some(self.description.as_str()),
             Field::Parameters => {
-                let mut text = String::new();
-                for p in &self.parameters {
-                    text.push_str(&p.name);
-                    text.push(' ');
-                }
-                text
+                self.parameters.iter().for_each(|p| f(&p.name));
+                return;
             }
             Field::ParameterText => {
-                let mut text = String::new();
-                for p in &self.parameters {
-                    if let Some(d) = &p.description {
-                        text.push_str(d);
-                        text.push('\n');
-                    }
-                }
-                text
+                self.parameters
+                    .iter()
+                    .filter_map(|p| p.description.as_deref())
+                    .for_each(f);
+                return;
             }
+        };
+        if let Some(text) = single {
+            f(text);
         }
     }
 }

@@ -6,8 +6,9 @@ use std::fmt;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
 use crate::error::SearchError;
+use crate::hash::FxHashMap;
 use crate::query::{Query, QueryKind};
-use crate::tokenizer::{Token, Tokenizer};
+use crate::tokenizer::{Segment, Token, Tokenizer};
 
 const FIELDS: usize = Field::ALL.len();
 
@@ -137,10 +138,9 @@ struct Posting {
 #[derive(Debug)]
 struct TermEntry {
     /// Postings in ascending document order (ids only grow); may hold dead documents until the
-    /// next sweep.
+    /// next sweep. Per-field frequencies are not kept: `explain` recounts them from the stored
+    /// document, which keeps postings at 8 bytes.
     postings: Vec<Posting>,
-    /// Per-field frequencies, parallel to `postings`: read by `explain` only.
-    fields: Vec<[u16; FIELDS]>,
     /// Live documents containing the term.
     df: u32,
     cjk: bool,
@@ -165,7 +165,19 @@ struct Acc {
 
 thread_local! {
     static SCRATCH: RefCell<(Vec<Acc>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// Query words no indexed document contains, with the terms they became: requests reuse
+    /// words ("want", "looking", "information") that tool descriptions lack, and stemming them
+    /// again was a fifth of a query's time on small indexes. Every index uses the same
+    /// tokenizer, so the cache is shared; it is cleared when full.
+    static QUERY_WORDS: RefCell<FxHashMap<Box<str>, WordTerms>> =
+        RefCell::new(FxHashMap::default());
 }
+
+/// The term texts a word became.
+type WordTerms = Box<[Box<str>]>;
+
+/// Entries [`QUERY_WORDS`] holds before it is cleared.
+const QUERY_WORDS_CAPACITY: usize = 4096;
 
 /// An inverted index of tool documents, updated in place.
 ///
@@ -174,15 +186,19 @@ thread_local! {
 pub struct SearchIndex {
     config: SearchConfig,
     tokenizer: Tokenizer,
-    term_ids: HashMap<String, u32>,
+    term_ids: FxHashMap<String, u32>,
     terms: Vec<TermEntry>,
+    /// What each word seen in a document became (its terms, in order): the same words recur
+    /// across tools, so splitting and stemming each only once makes building several times
+    /// faster, and queries look their words up here first.
+    word_terms: FxHashMap<Box<str>, Box<[u32]>>,
     docs: Vec<Option<DocEntry>>,
     /// Weighted length per document id, negative for removed documents: dense, for scoring.
     lengths: Vec<f32>,
     /// `lnc` norm per document id, for TF-IDF.
     norms: Vec<f32>,
-    by_name: HashMap<String, u32>,
-    by_key: HashMap<String, u32>,
+    by_name: FxHashMap<String, u32>,
+    by_key: FxHashMap<String, u32>,
     by_server: BTreeMap<String, BTreeSet<u32>>,
     live: u32,
     total_length: f64,
@@ -212,13 +228,14 @@ impl SearchIndex {
         Self {
             config,
             tokenizer: Tokenizer::new(),
-            term_ids: HashMap::new(),
+            term_ids: FxHashMap::default(),
             terms: Vec::new(),
+            word_terms: FxHashMap::default(),
             docs: Vec::new(),
             lengths: Vec::new(),
             norms: Vec::new(),
-            by_name: HashMap::new(),
-            by_key: HashMap::new(),
+            by_name: FxHashMap::default(),
+            by_key: FxHashMap::default(),
             by_server: BTreeMap::new(),
             live: 0,
             total_length: 0.0,
@@ -281,47 +298,39 @@ impl SearchIndex {
         self.remove(&doc.name);
         let id = self.docs.len() as u32;
         let weights = self.config.weights;
-        let mut counts: HashMap<Token, [u16; FIELDS]> = HashMap::new();
+        // (term, field) for every token of the document, then grouped by term.
+        let mut occurrences: Vec<(u32, u8)> = Vec::new();
         let mut length = 0.0f32;
-        let mut tokens = Vec::new();
         for field in Field::ALL {
-            tokens.clear();
-            self.tokenizer
-                .tokenize_into(&doc.field_text(field), &mut tokens);
-            length += weights.get(field) * tokens.len() as f32;
-            for token in tokens.drain(..) {
-                let tf = counts.entry(token).or_insert([0; FIELDS]);
-                tf[field.index()] = tf[field.index()].saturating_add(1);
-            }
+            let before = occurrences.len();
+            doc.for_each_field_text(field, |text| {
+                self.intern_text(text, field.index() as u8, &mut occurrences);
+            });
+            length += weights.get(field) * (occurrences.len() - before) as f32;
         }
-        let mut term_list = Vec::with_capacity(counts.len());
+        occurrences.sort_unstable();
+        let mut term_list = Vec::new();
         let mut norm = 0.0f32;
-        for (token, tf) in counts {
+        let mut i = 0;
+        while i < occurrences.len() {
+            let term = occurrences[i].0;
+            let mut tf = [0u16; FIELDS];
+            while let Some(&(t, field)) = occurrences.get(i)
+                && t == term
+            {
+                tf[field as usize] = tf[field as usize].saturating_add(1);
+                i += 1;
+            }
             let weighted = weighted_tf(&tf, &weights);
             if weighted <= 0.0 {
                 continue;
             }
             norm += (1.0 + weighted).ln().powi(2);
-            let term = match self.term_ids.get(&token.text) {
-                Some(&t) => t,
-                None => {
-                    let t = self.terms.len() as u32;
-                    self.term_ids.insert(token.text.clone(), t);
-                    self.terms.push(TermEntry {
-                        postings: Vec::new(),
-                        df: 0,
-                        fields: Vec::new(),
-                        cjk: token.cjk,
-                    });
-                    t
-                }
-            };
             let entry = &mut self.terms[term as usize];
             entry.postings.push(Posting {
                 doc: id,
                 weighted_tf: weighted,
             });
-            entry.fields.push(tf);
             entry.df += 1;
             term_list.push(term);
         }
@@ -347,6 +356,49 @@ impl SearchIndex {
             norm,
             terms: term_list,
         }));
+    }
+
+    /// Appends `(term, field)` for each token of `text`, creating terms not seen before.
+    fn intern_text(&mut self, text: &str, field: u8, out: &mut Vec<(u32, u8)>) {
+        let Self {
+            tokenizer,
+            term_ids,
+            terms,
+            word_terms,
+            ..
+        } = self;
+        let mut intern = |token: &Token| match term_ids.get(token.text.as_str()) {
+            Some(&t) => t,
+            None => {
+                let t = terms.len() as u32;
+                term_ids.insert(token.text.clone(), t);
+                terms.push(TermEntry {
+                    postings: Vec::new(),
+                    df: 0,
+                    cjk: token.cjk,
+                });
+                t
+            }
+        };
+        let mut tokens = Vec::new();
+        tokenizer.for_each_segment(text, |segment| match segment {
+            Segment::Word(word) => {
+                if let Some(ids) = word_terms.get(word) {
+                    out.extend(ids.iter().map(|&t| (t, field)));
+                    return;
+                }
+                tokens.clear();
+                tokenizer.word_tokens(word, &mut tokens);
+                let ids: Box<[u32]> = tokens.iter().map(&mut intern).collect();
+                out.extend(ids.iter().map(|&t| (t, field)));
+                word_terms.insert(word.into(), ids);
+            }
+            Segment::Cjk(run) => {
+                tokens.clear();
+                tokenizer.cjk_bigrams(run, &mut tokens);
+                out.extend(tokens.iter().map(|t| (intern(t), field)));
+            }
+        });
     }
 
     /// Removes a tool; returns whether it was there.
@@ -409,10 +461,10 @@ impl SearchIndex {
     }
 
     fn sweep(&mut self) {
-        let docs = &self.docs;
+        let lengths = &self.lengths;
         for term in &mut self.terms {
             term.postings
-                .retain(|p| docs.get(p.doc as usize).is_some_and(Option::is_some));
+                .retain(|p| lengths.get(p.doc as usize).is_some_and(|l| *l >= 0.0));
         }
         self.dead_postings = 0;
     }
@@ -483,36 +535,64 @@ impl SearchIndex {
         }
     }
 
-    /// The query's distinct terms with whether each is required.
+    /// The query's distinct known terms with whether each is required, and how many distinct
+    /// CJK bigrams the query has (known or not, for the CJK gate). No terms when a required word
+    /// is in no tool.
     fn query_terms(&self, text: &str, required: &[String]) -> (Vec<(u32, bool)>, usize) {
-        let required_tokens: BTreeSet<String> = required
-            .iter()
-            .flat_map(|w| self.tokenizer.tokenize(w))
-            .map(|t| t.text)
-            .collect();
-        let mut seen = BTreeSet::new();
-        let mut out = Vec::new();
-        let mut cjk_terms = 0;
-        let mut unknown_required = false;
-        for token in self.tokenizer.tokenize(text) {
-            if !seen.insert(token.text.clone()) {
-                continue;
-            }
-            if token.cjk {
-                cjk_terms += 1;
-            }
-            let is_required = required_tokens.contains(&token.text);
+        let mut required_terms = Vec::new();
+        for token in required.iter().flat_map(|w| self.tokenizer.tokenize(w)) {
             match self.term_ids.get(&token.text) {
-                Some(&t) => out.push((t, is_required)),
-                None if is_required => unknown_required = true,
-                None => {}
+                Some(&t) => required_terms.push(t),
+                // A required word no tool contains: nothing can match.
+                None => return (Vec::new(), 0),
             }
         }
-        if unknown_required {
-            // A required word no tool contains: nothing can match.
-            out.clear();
-        }
-        (out, cjk_terms)
+        let mut out: Vec<(u32, bool)> = Vec::new();
+        let mut push = |t: u32| {
+            if !out.iter().any(|(seen, _)| *seen == t) {
+                out.push((t, required_terms.contains(&t)));
+            }
+        };
+        let mut cjk_seen: Vec<Token> = Vec::new();
+        let mut tokens = Vec::new();
+        self.tokenizer
+            .for_each_segment(text, |segment| match segment {
+                Segment::Word(word) => {
+                    if let Some(ids) = self.word_terms.get(word) {
+                        ids.iter().for_each(|&t| push(t));
+                        return;
+                    }
+                    QUERY_WORDS.with_borrow_mut(|cache| {
+                        if !cache.contains_key(word) {
+                            if cache.len() >= QUERY_WORDS_CAPACITY {
+                                cache.clear();
+                            }
+                            tokens.clear();
+                            self.tokenizer.word_tokens(word, &mut tokens);
+                            let texts = tokens.iter().map(|t| t.text.as_str().into()).collect();
+                            cache.insert(word.into(), texts);
+                        }
+                        for text in cache.get(word).into_iter().flatten() {
+                            if let Some(&t) = self.term_ids.get(&**text) {
+                                push(t);
+                            }
+                        }
+                    });
+                }
+                Segment::Cjk(run) => {
+                    tokens.clear();
+                    self.tokenizer.cjk_bigrams(run, &mut tokens);
+                    for token in tokens.drain(..) {
+                        if let Some(&t) = self.term_ids.get(&token.text) {
+                            push(t);
+                        }
+                        if !cjk_seen.contains(&token) {
+                            cjk_seen.push(token);
+                        }
+                    }
+                }
+            });
+        (out, cjk_seen.len())
     }
 
     fn idf(&self, df: u32) -> f32 {
@@ -662,6 +742,37 @@ impl SearchIndex {
         self.entry(id).map_or("", |e| e.doc.name.as_str())
     }
 
+    /// Each term of an indexed document with its frequency in each field, sorted by term.
+    fn field_counts(&self, doc: &ToolDocument) -> Vec<(u32, [u16; FIELDS])> {
+        let mut occurrences = Vec::new();
+        let mut tokens = Vec::new();
+        for field in Field::ALL {
+            doc.for_each_field_text(field, |text| {
+                tokens.clear();
+                self.tokenizer.tokenize_into(text, &mut tokens);
+                occurrences.extend(
+                    tokens
+                        .iter()
+                        .filter_map(|t| self.term_ids.get(&t.text))
+                        .map(|&t| (t, field.index())),
+                );
+            });
+        }
+        occurrences.sort_unstable();
+        let mut counts: Vec<(u32, [u16; FIELDS])> = Vec::new();
+        for (term, field) in occurrences {
+            match counts.last_mut() {
+                Some((t, tf)) if *t == term => tf[field] = tf[field].saturating_add(1),
+                _ => {
+                    let mut tf = [0; FIELDS];
+                    tf[field] = 1;
+                    counts.push((term, tf));
+                }
+            }
+        }
+        counts
+    }
+
     /// Which terms, in which fields, gave what to `name`'s score for a keyword query; `None`
     /// when the tool is not indexed.
     pub fn explain(&self, query: &str, name: &str) -> Result<Option<Explanation>, SearchError> {
@@ -678,6 +789,7 @@ impl SearchIndex {
             return Ok(None);
         };
         let (terms, _) = self.query_terms(&text, &required);
+        let counts = self.field_counts(&doc.doc);
         let weights = self.config.weights;
         let avg_length = self.avg_length();
         let reverse: HashMap<u32, &str> = self
@@ -692,7 +804,10 @@ impl SearchIndex {
             let Ok(pos) = entry.postings.binary_search_by_key(&id, |p| p.doc) else {
                 continue;
             };
-            let tf = entry.fields[pos];
+            let Ok(at) = counts.binary_search_by_key(&term, |(t, _)| *t) else {
+                continue;
+            };
+            let tf = counts[at].1;
             let weighted = entry.postings[pos].weighted_tf;
             let idf = self.idf(entry.df);
             let score = self.term_score(idf, weighted, doc.length, doc.norm, avg_length);

@@ -30,6 +30,7 @@
 
 mod document;
 mod error;
+mod hash;
 mod index;
 mod query;
 mod tokenizer;
@@ -40,4 +41,4 @@ pub use index::{
     Bm25Plus, Explanation, Hit, Scorer, SearchConfig, SearchIndex, SearchResults, TermExplanation,
 };
 pub use query::{Query, QueryKind};
-pub use tokenizer::{Token, Tokenizer, is_cjk};
+pub use tokenizer::{Segment, Token, Tokenizer, is_cjk};

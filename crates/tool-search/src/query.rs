@@ -107,6 +107,9 @@ fn server_prefix(query: &str) -> Option<&str> {
 }
 
 fn split_required(text: &str) -> (String, Vec<String>) {
+    if !text.contains('+') {
+        return (text.to_owned(), Vec::new());
+    }
     let mut words = Vec::new();
     let mut required = Vec::new();
     for word in text.split_whitespace() {

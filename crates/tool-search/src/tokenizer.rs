@@ -128,9 +128,22 @@ impl Tokenizer {
 
     /// Appends the tokens of `text` to `out`.
     pub fn tokenize_into(&self, text: &str, out: &mut Vec<Token>) {
+        self.for_each_segment(text, |segment| match segment {
+            Segment::Word(word) => self.word_tokens(word, out),
+            Segment::Cjk(run) => cjk_bigrams(run, out),
+        });
+    }
+
+    /// Steps 1 to 3a of the pipeline: calls `f` with each Unicode word (not yet split at
+    /// identifier boundaries) and each CJK run of `text`, in order. With
+    /// [`Tokenizer::word_tokens`] and [`Tokenizer::cjk_bigrams`] this is [`Tokenizer::tokenize`];
+    /// an index can cache what a word becomes, since the same words recur across documents.
+    pub fn for_each_segment(&self, text: &str, mut f: impl FnMut(Segment<'_>)) {
         // ASCII is its own NFKD and NFC form and has no CJK: skip straight to the words.
         if text.is_ascii() {
-            self.flush(text, false, out);
+            for word in text.unicode_words() {
+                f(Segment::Word(word));
+            }
             return;
         }
         // Combining marks are dropped from Latin and other alphabets (accents), but kept on kana
@@ -149,39 +162,56 @@ impl Tokenizer {
             })
             .collect();
         let normalised: String = folded.nfc().collect();
-        let mut run = String::new();
+        let mut start = 0;
         let mut run_is_cjk = false;
-        for c in normalised.chars() {
+        let mut emit = |run: &str, cjk: bool| {
+            if cjk {
+                f(Segment::Cjk(run));
+            } else {
+                for word in run.unicode_words() {
+                    f(Segment::Word(word));
+                }
+            }
+        };
+        for (i, c) in normalised.char_indices() {
             let cjk = is_cjk(c);
-            if !run.is_empty() && cjk != run_is_cjk {
-                self.flush(&run, run_is_cjk, out);
-                run.clear();
+            if i > start && cjk != run_is_cjk {
+                emit(&normalised[start..i], run_is_cjk);
+                start = i;
             }
             run_is_cjk = cjk;
-            run.push(c);
         }
-        if !run.is_empty() {
-            self.flush(&run, run_is_cjk, out);
+        if start < normalised.len() {
+            emit(&normalised[start..], run_is_cjk);
         }
     }
 
-    fn flush(&self, run: &str, cjk: bool, out: &mut Vec<Token>) {
-        if cjk {
-            cjk_bigrams(run, out);
+    /// Steps 3b to 6 for one word: identifier splits (with the parts also joined), lowercase,
+    /// stop words, stemming.
+    pub fn word_tokens(&self, word: &str, out: &mut Vec<Token>) {
+        // Most words are plain (`file`, `Reads`): nothing to split.
+        if let Some((first, rest)) = word.as_bytes().split_first()
+            && first.is_ascii_alphabetic()
+            && rest.iter().all(u8::is_ascii_lowercase)
+        {
+            self.push_word(word, out);
             return;
         }
-        for word in run.unicode_words() {
-            let parts = split_identifier(word);
-            if parts.len() > 1 {
-                for part in &parts {
-                    self.push_word(part, out);
-                }
-                let joined: String = parts.concat();
-                self.push_word(&joined, out);
-            } else if let Some(part) = parts.first() {
+        let parts = split_identifier(word);
+        if parts.len() > 1 {
+            for part in &parts {
                 self.push_word(part, out);
             }
+            let joined: String = parts.concat();
+            self.push_word(&joined, out);
+        } else if let Some(part) = parts.first() {
+            self.push_word(part, out);
         }
+    }
+
+    /// Step 7: the overlapping bigrams of a CJK run (a lone character is one token).
+    pub fn cjk_bigrams(&self, run: &str, out: &mut Vec<Token>) {
+        cjk_bigrams(run, out);
     }
 
     fn push_word(&self, word: &str, out: &mut Vec<Token>) {
@@ -200,6 +230,15 @@ impl Tokenizer {
         };
         out.push(Token { text, cjk: false });
     }
+}
+
+/// A piece of text before it becomes tokens: see [`Tokenizer::for_each_segment`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment<'a> {
+    /// A word by Unicode rules, possibly an identifier such as `read_file` or `getHTTPServer`.
+    Word(&'a str),
+    /// A run of Han, kana or Hangul characters.
+    Cjk(&'a str),
 }
 
 /// Overlapping bigrams of a CJK run; a lone character is one token.

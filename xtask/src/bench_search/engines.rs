@@ -39,8 +39,9 @@ pub fn flat_text(doc: &ToolDocument) -> String {
 pub struct Ours(pub SearchIndex);
 
 impl Ours {
-    pub fn build(config: SearchConfig, docs: &[ToolDocument]) -> Self {
-        Self(SearchIndex::from_documents(config, docs.iter().cloned()))
+    /// The index takes its documents by value, as its API does: no copy is timed.
+    pub fn build(config: SearchConfig, docs: Vec<ToolDocument>) -> Self {
+        Self(SearchIndex::from_documents(config, docs))
     }
 }
 

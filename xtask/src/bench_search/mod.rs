@@ -128,14 +128,14 @@ fn configurations(quick: bool) -> Vec<&'static str> {
 
 fn engine(name: &str, set: &Set, tune: Option<&str>) -> anyhow::Result<Box<dyn Engine>> {
     Ok(match name {
-        "tuned" => Box::new(Ours::build(tuned(tune.unwrap_or(""))?, &set.tools)),
-        "default" => Box::new(Ours::build(SearchConfig::default(), &set.tools)),
+        "tuned" => Box::new(Ours::build(tuned(tune.unwrap_or(""))?, set.tools.clone())),
+        "default" => Box::new(Ours::build(SearchConfig::default(), set.tools.clone())),
         "tfidf" => Box::new(Ours::build(
             SearchConfig {
                 scorer: Scorer::TfIdf,
                 ..SearchConfig::default()
             },
-            &set.tools,
+            set.tools.clone(),
         )),
         "tantivy" => Box::new(Tantivy::build(&set.tools)?),
         "bm25" => Box::new(Bm25Crate::build(&set.tools)),

@@ -215,3 +215,28 @@ proptest! {
         }
     }
 }
+
+/// Regression: removals sweep dead postings out once they outnumber the live ones; scores and
+/// `explain` must not change when that happens.
+#[test]
+fn scores_and_explain_survive_the_sweep_of_removed_tools() {
+    let mut index = index();
+    let before = index.search("send slack message", 3).unwrap().hits;
+    for i in 0..400 {
+        index.add(ToolDocument::new(
+            format!("filler_{i}"),
+            format!("filler tool number {i} with several words to make postings: alpha beta gamma delta epsilon zeta"),
+        ));
+    }
+    for i in 0..400 {
+        assert!(index.remove(&format!("filler_{i}")));
+    }
+    let after = index.search("send slack message", 3).unwrap().hits;
+    assert_eq!(before, after);
+    let explanation = index
+        .explain("send slack message", "mcp__slack__send_message")
+        .unwrap()
+        .unwrap();
+    assert!((explanation.score - after[0].score).abs() < 1e-3);
+    assert_eq!(explanation.terms.len(), 3);
+}
