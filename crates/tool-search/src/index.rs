@@ -143,6 +143,10 @@ struct TermEntry {
     postings: Vec<Posting>,
     /// Live documents containing the term.
     df: u32,
+    /// The largest weighted frequency and the shortest weighted document length among its
+    /// postings (kept through removals: still bounds, only looser), for max-score pruning.
+    max_tf: f32,
+    min_length: f32,
     cjk: bool,
 }
 
@@ -332,6 +336,8 @@ impl SearchIndex {
                 weighted_tf: weighted,
             });
             entry.df += 1;
+            entry.max_tf = entry.max_tf.max(weighted);
+            entry.min_length = entry.min_length.min(length);
             term_list.push(term);
         }
         self.live_postings += term_list.len();
@@ -375,6 +381,8 @@ impl SearchIndex {
                 terms.push(TermEntry {
                     postings: Vec::new(),
                     df: 0,
+                    max_tf: 0.0,
+                    min_length: f32::INFINITY,
                     cjk: token.cjk,
                 });
                 t
@@ -615,6 +623,21 @@ impl SearchIndex {
         }
     }
 
+    /// The most a term can add to a document's score.
+    fn max_term_score(&self, entry: &TermEntry, idf: f32, avg_length: f32) -> f32 {
+        match self.config.scorer {
+            // The saturating part grows with the frequency and shrinks with the length.
+            Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
+                let tf = entry.max_tf;
+                let normaliser = k1 * (1.0 - b + b * entry.min_length.max(0.0) / avg_length);
+                // A hair above the exact bound, so that rounding never makes it too small.
+                idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta) * (1.0 + 1e-4)
+            }
+            // The document vector is unit length: one component is at most 1.
+            Scorer::TfIdf => idf,
+        }
+    }
+
     fn avg_length(&self) -> f32 {
         if self.live == 0 {
             1.0
@@ -631,6 +654,12 @@ impl SearchIndex {
     }
 
     fn rank(&self, text: &str, required: &[String], limit: usize) -> Vec<Hit> {
+        self.rank_with(text, required, limit, true)
+    }
+
+    /// Ranks with or without max-score pruning (which never changes the results: the unit tests
+    /// compare both).
+    fn rank_with(&self, text: &str, required: &[String], limit: usize, prune: bool) -> Vec<Hit> {
         if limit == 0 {
             return Vec::new();
         }
@@ -657,33 +686,131 @@ impl SearchIndex {
                 accs.resize(self.docs.len(), Acc::default());
             }
             touched.clear();
-            for (i, (term, _)) in terms.iter().enumerate() {
-                let entry = &self.terms[*term as usize];
-                if entry.df == 0 {
+            let exact = self.exact_bonus(text);
+            // Terms in decreasing order of the most they can add (max-score order), each with
+            // its bit in `matched` (query order) and its idf.
+            let mut order: Vec<(usize, u32, f32, f32)> = terms
+                .iter()
+                .enumerate()
+                .filter(|(_, (term, _))| self.terms[*term as usize].df > 0)
+                .map(|(i, (term, _))| {
+                    let entry = &self.terms[*term as usize];
+                    let idf = self.idf(entry.df);
+                    (i, *term, idf, self.max_term_score(entry, idf, avg_length))
+                })
+                .collect();
+            order.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
+            // What the terms from each position on can add at most, together.
+            let mut remaining: Vec<f32> = vec![0.0; order.len() + 1];
+            for j in (0..order.len()).rev() {
+                remaining[j] = remaining[j + 1] + order[j].3;
+            }
+            // Pruning is exact only when every document that scores is a result: required terms
+            // and the CJK gate drop documents after scoring, so they turn it off.
+            let may_prune = prune && required_mask == 0 && cjk_needed == 0;
+            let mut candidates_only = false;
+            // Each check costs a pass over the running documents: a query gets two.
+            let mut checks_left = 2;
+            for (pos, &(i, term, idf, _)) in order.iter().enumerate() {
+                let entry = &self.terms[term as usize];
+                let bit = if i < 32 { 1u32 << i } else { 0 };
+                let score_of = |posting: &Posting, length: f32| {
+                    let tf = posting.weighted_tf;
+                    match scorer {
+                        Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
+                            let normaliser = k1 * (1.0 - b + b * length / avg_length);
+                            idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
+                        }
+                        Scorer::TfIdf => idf * (1.0 + tf).ln() / self.norms[posting.doc as usize],
+                    }
+                };
+                if candidates_only && touched.len() * 8 < entry.postings.len() {
+                    // Only documents already in the running can still reach the top: look each
+                    // up in the postings (both in document order) by galloping.
+                    let postings = entry.postings.as_slice();
+                    let mut from = 0;
+                    for &id in touched.iter() {
+                        from += gallop(&postings[from..], id);
+                        let Some(posting) = postings.get(from) else {
+                            break;
+                        };
+                        if posting.doc == id {
+                            let acc = &mut accs[id as usize];
+                            acc.score += score_of(posting, self.lengths[id as usize]);
+                            acc.matched |= bit;
+                        }
+                    }
                     continue;
                 }
-                let idf = self.idf(entry.df);
-                let bit = if i < 32 { 1u32 << i } else { 0 };
                 for posting in &entry.postings {
                     let doc = posting.doc as usize;
                     let length = self.lengths[doc];
                     if length < 0.0 {
                         continue;
                     }
-                    let tf = posting.weighted_tf;
-                    let score = match scorer {
-                        Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
-                            let normaliser = k1 * (1.0 - b + b * length / avg_length);
-                            idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
+                    if candidates_only {
+                        // Too many candidates to look up one by one: stream the postings, and
+                        // update only the candidates (flagged by a non-zero mask or score).
+                        let acc = &mut accs[doc];
+                        let candidate = acc.matched != 0
+                            || acc.score != 0.0
+                            || exact.is_some_and(|(e, _)| e == posting.doc);
+                        if candidate {
+                            acc.score += score_of(posting, length);
+                            acc.matched |= bit;
                         }
-                        Scorer::TfIdf => idf * (1.0 + tf).ln() / self.norms[doc],
-                    };
+                        continue;
+                    }
+                    let score = score_of(posting, length);
                     let acc = &mut accs[doc];
                     if acc.matched == 0 && acc.score == 0.0 {
                         touched.push(posting.doc);
                     }
                     acc.score += score;
                     acc.matched |= bit;
+                }
+                // Max-score pruning (Turtle and Flood 1995): once the `limit`-th best running
+                // score is above what the remaining terms could give a document they alone
+                // match, no new document can enter the results; documents that cannot catch up
+                // are dropped, and the rest are only updated from then on.
+                let rest = remaining[pos + 1];
+                let rest_postings: usize = order[pos + 1..]
+                    .iter()
+                    .map(|o| self.terms[o.1 as usize].postings.len())
+                    .sum();
+                // No document's running score exceeds what the terms so far could give, so
+                // while the rest could give more, the check cannot pass: skip its cost.
+                let done = remaining[0] - rest;
+                if may_prune
+                    && checks_left > 0
+                    && rest < done
+                    && touched.len() >= limit
+                    && rest_postings > 2 * touched.len()
+                {
+                    let mut scores: Vec<f32> =
+                        touched.iter().map(|id| accs[*id as usize].score).collect();
+                    let (_, kth, _) =
+                        scores.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+                    let threshold = *kth;
+                    checks_left -= 1;
+                    if rest < threshold {
+                        touched.retain(|id| {
+                            let acc = &mut accs[*id as usize];
+                            let keep = acc.score + rest >= threshold
+                                || exact.is_some_and(|(e, _)| e == *id);
+                            if !keep {
+                                *acc = Acc::default();
+                            }
+                            keep
+                        });
+                        if let Some((e, _)) = exact
+                            && !touched.contains(&e)
+                        {
+                            touched.push(e);
+                        }
+                        touched.sort_unstable();
+                        candidates_only = true;
+                    }
                 }
             }
             let exact = self.exact_bonus(text);
@@ -845,9 +972,95 @@ impl SearchIndex {
     }
 }
 
+/// The position of the first posting at or after document `id` (galloping search: cheap when
+/// it is near the start, as it is when candidates are visited in order).
+fn gallop(postings: &[Posting], id: u32) -> usize {
+    let mut step = 1;
+    let mut low = 0;
+    while low + step < postings.len() && postings[low + step].doc < id {
+        low += step;
+        step *= 2;
+    }
+    let high = (low + step + 1).min(postings.len());
+    low + postings[low..high].partition_point(|p| p.doc < id)
+}
+
 fn weighted_tf(tf: &[u16; FIELDS], weights: &FieldWeights) -> f32 {
     tf.iter()
         .zip(weights.0.iter())
         .map(|(t, w)| f32::from(*t) * w)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A corpus where common words have long postings and rare ones short, so that pruning
+    /// kicks in.
+    fn corpus(scorer: Scorer) -> SearchIndex {
+        let words = [
+            "file", "read", "write", "data", "user", "list", "create", "delete", "search", "send",
+            "message", "weather", "stock", "price", "image", "video", "email", "calendar",
+        ];
+        let mut index = SearchIndex::new(SearchConfig {
+            scorer,
+            ..SearchConfig::default()
+        });
+        for i in 0..600usize {
+            let mut description = String::new();
+            for j in 0..(3 + i % 7) {
+                // Skewed: low word indexes are far more frequent.
+                let w = (i * 7 + j * 13) % (1 + (i + j) % words.len());
+                description.push_str(words[w]);
+                description.push(' ');
+            }
+            index.add(ToolDocument::new(format!("tool_{i:03}"), description));
+        }
+        index.add(ToolDocument::new("read", "read a file"));
+        index
+    }
+
+    #[test]
+    fn pruning_never_changes_the_results() {
+        for scorer in [Scorer::default(), Scorer::TfIdf] {
+            let index = corpus(scorer);
+            let queries = [
+                "file",
+                "read file data",
+                "send email message to user",
+                "weather stock price",
+                "list create delete search send message",
+                "read",
+                "image video calendar file",
+                "user data file read write list create delete search",
+            ];
+            for query in queries {
+                for limit in [1, 3, 10, 50] {
+                    let pruned = index.rank_with(query, &[], limit, true);
+                    let full = index.rank_with(query, &[], limit, false);
+                    let names = |h: &[Hit]| h.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+                    assert_eq!(names(&pruned), names(&full), "{query} (limit {limit})");
+                    for (a, b) in pruned.iter().zip(&full) {
+                        assert!((a.score - b.score).abs() < 1e-4);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gallop_finds_the_first_posting_at_or_after() {
+        let postings: Vec<Posting> = [2u32, 3, 5, 8, 13, 21, 34]
+            .iter()
+            .map(|&doc| Posting {
+                doc,
+                weighted_tf: 1.0,
+            })
+            .collect();
+        for (id, at) in [(0, 0), (2, 0), (4, 2), (13, 4), (22, 6), (34, 6), (35, 7)] {
+            assert_eq!(gallop(&postings, id), at, "{id}");
+        }
+        assert_eq!(gallop(&[], 3), 0);
+    }
 }

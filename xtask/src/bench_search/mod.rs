@@ -34,6 +34,9 @@ pub struct Options {
     /// Skip the speed and scale runs.
     #[arg(long)]
     no_speed: bool,
+    /// Measure speed in this build instead of re-running in a release build.
+    #[arg(long)]
+    no_release: bool,
     /// Write the latency chart here (default: target/bench-search/latency.svg).
     #[arg(long, value_name = "FILE")]
     chart: Option<PathBuf>,
@@ -153,9 +156,38 @@ fn default_data_dir() -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Set in the release build's environment when `bench-search` re-runs itself there.
+const RELEASE_MARKER: &str = "XTASK_BENCH_SEARCH_RELEASE";
+
+/// Speed is measured in a release build of everything (ours, tantivy, the `bm25` crate and all
+/// their dependencies), whatever profile `cargo xtask` was built with: the `cargo xtask` alias
+/// builds the dev profile, where dependencies are only lightly optimised. The quality-only runs
+/// (`--quick`, `--no-speed`) are deterministic and stay in this process.
+fn rerun_in_release() -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let root = crate::tidy::workspace_root()?;
+    eprintln!("bench-search: building and running in release mode for the speed runs");
+    let status = std::process::Command::new(cargo)
+        .current_dir(&root)
+        .args(["run", "--release", "--quiet", "--package", "xtask", "--"])
+        .args(std::env::args_os().skip(1))
+        .env(RELEASE_MARKER, "1")
+        .status()
+        .context("running cargo for the release build")?;
+    if status.success() {
+        Ok(())
+    } else {
+        anyhow::bail!("the release run of bench-search failed ({status})")
+    }
+}
+
 /// Runs the benchmark.
 pub fn run(options: Options) -> anyhow::Result<()> {
-    if cfg!(debug_assertions) {
+    let speed = !options.quick && !options.no_speed;
+    if speed && !options.no_release && std::env::var_os(RELEASE_MARKER).is_none() {
+        return rerun_in_release();
+    }
+    if speed && cfg!(debug_assertions) {
         eprintln!(
             "note: built with debug assertions; speed numbers are only meaningful from an optimised build"
         );
@@ -200,7 +232,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         }
     }
     print_quality(&sets, &configs, &table);
-    if !options.quick && !options.no_speed {
+    if speed {
         let chart = match &options.chart {
             Some(path) => path.clone(),
             None => crate::tidy::workspace_root()?.join("target/bench-search/latency.svg"),
