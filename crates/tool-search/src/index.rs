@@ -869,6 +869,42 @@ impl SearchIndex {
         self.entry(id).map_or("", |e| e.doc.name.as_str())
     }
 
+    /// The indexed names closest to `name` (an unknown tool a model asked for), best first:
+    /// similar spelling (Damerau-Levenshtein, case-insensitive) or shared words (`read_file` for
+    /// `file_read`). Names too far from it are left out, so the answer may be empty.
+    pub fn suggest(&self, name: &str, limit: usize) -> Vec<String> {
+        let wanted = name.to_lowercase();
+        let words = |text: &str| -> BTreeSet<String> {
+            self.tokenizer
+                .tokenize(text)
+                .into_iter()
+                .map(|t| t.text)
+                .collect()
+        };
+        let wanted_words = words(name);
+        let mut scored: Vec<(f64, &str)> = self
+            .by_name
+            .keys()
+            .filter_map(|candidate| {
+                let lower = candidate.to_lowercase();
+                let spelling = strsim::normalized_damerau_levenshtein(&wanted, &lower);
+                let theirs = words(candidate);
+                let shared = wanted_words.intersection(&theirs).count();
+                let overlap = shared as f64 / wanted_words.len().max(1) as f64;
+                let contains = !wanted.is_empty()
+                    && (lower.contains(wanted.as_str()) || wanted.contains(lower.as_str()));
+                let score = spelling.max(overlap) + if contains { 0.25 } else { 0.0 };
+                (score >= 0.5).then_some((score, candidate.as_str()))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored
+            .into_iter()
+            .take(limit)
+            .map(|(_, n)| n.to_owned())
+            .collect()
+    }
+
     /// Each term of an indexed document with its frequency in each field, sorted by term.
     fn field_counts(&self, doc: &ToolDocument) -> Vec<(u32, [u16; FIELDS])> {
         let mut occurrences = Vec::new();

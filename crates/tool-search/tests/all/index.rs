@@ -240,3 +240,16 @@ fn scores_and_explain_survive_the_sweep_of_removed_tools() {
     assert!((explanation.score - after[0].score).abs() < 1e-3);
     assert_eq!(explanation.terms.len(), 3);
 }
+
+#[test]
+fn suggest_offers_close_names_best_first() {
+    let index = index();
+    assert_eq!(index.suggest("read_fil", 2), ["read_file", "write_file"]);
+    assert_eq!(index.suggest("file_read", 1), ["read_file"]);
+    assert_eq!(
+        index.suggest("slack_send_message", 1),
+        ["mcp__slack__send_message"]
+    );
+    assert!(index.suggest("zzzzqqq", 3).is_empty());
+    assert!(index.suggest("read_file", 0).is_empty());
+}
