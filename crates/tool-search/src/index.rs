@@ -616,7 +616,8 @@ impl SearchIndex {
     fn term_score(&self, idf: f32, tf: f32, length: f32, norm: f32, avg_length: f32) -> f32 {
         match self.config.scorer {
             Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
-                let normaliser = k1 * (1.0 - b + b * length / avg_length.max(f32::MIN_POSITIVE));
+                let (base, per_length) = length_normaliser(k1, b, avg_length);
+                let normaliser = base + per_length * length;
                 idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
             }
             Scorer::TfIdf => idf * (1.0 + tf).ln() / norm,
@@ -708,6 +709,12 @@ impl SearchIndex {
             // Pruning is exact only when every document that scores is a result: required terms
             // and the CJK gate drop documents after scoring, so they turn it off.
             let may_prune = prune && required_mask == 0 && cjk_needed == 0;
+            // BM25's length normaliser is `base + per_length × length`: one multiply-add per
+            // posting instead of a division.
+            let (base, per_length) = match scorer {
+                Scorer::Bm25Plus(Bm25Plus { k1, b, .. }) => length_normaliser(k1, b, avg_length),
+                Scorer::TfIdf => (0.0, 0.0),
+            };
             let mut candidates_only = false;
             // Each check costs a pass over the running documents: a query gets two.
             let mut checks_left = 2;
@@ -717,8 +724,8 @@ impl SearchIndex {
                 let score_of = |posting: &Posting, length: f32| {
                     let tf = posting.weighted_tf;
                     match scorer {
-                        Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
-                            let normaliser = k1 * (1.0 - b + b * length / avg_length);
+                        Scorer::Bm25Plus(Bm25Plus { k1, delta, .. }) => {
+                            let normaliser = base + per_length * length;
                             idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
                         }
                         Scorer::TfIdf => idf * (1.0 + tf).ln() / self.norms[posting.doc as usize],
@@ -1006,6 +1013,11 @@ impl SearchIndex {
             terms: out,
         }))
     }
+}
+
+/// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.
+fn length_normaliser(k1: f32, b: f32, avg_length: f32) -> (f32, f32) {
+    (k1 * (1.0 - b), k1 * b / avg_length.max(f32::MIN_POSITIVE))
 }
 
 /// The position of the first posting at or after document `id` (galloping search: cheap when
