@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use tool_core::{CancellationToken, PermissionMode, Prompter, ToolCall};
+use tool_mcp::McpOptions;
 
 use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
@@ -123,6 +124,27 @@ enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// MCP servers: list the configured ones, or serve our tools to an MCP client.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Show each configured server (.mcp.json and the settings' mcpServers), its state and its tools.
+    List {
+        /// Seconds to wait for servers still connecting.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+    },
+    /// Serve the built-in tools and tool_search (and through it the deferred tools) over MCP on
+    /// stdio, with this project's permission rules applied (calls that would need approval are denied).
+    Serve {
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -211,6 +233,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Tools { command }) => tools_command(command).await,
+        Some(Command::Mcp { command }) => mcp_command(command).await,
         None => run(cli.run).await,
     };
     match result {
@@ -227,6 +250,9 @@ async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
         ToolsCommand::List { deferred, tools } => {
             let runtime = ctx.runtime(&tools, None)?;
+            runtime
+                .settle_mcp(McpOptions::default().connect_timeout)
+                .await;
             let mut out = std::io::stdout().lock();
             if deferred {
                 for name in runtime.pool.deferred_names() {
@@ -256,6 +282,9 @@ async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
             tools,
         } => {
             let runtime = ctx.runtime(&tools, None)?;
+            runtime
+                .settle_mcp(McpOptions::default().connect_timeout)
+                .await;
             let mut index = tool_search::SearchIndex::default();
             for tool in runtime.pool.visible_tools() {
                 index.add(tool_pool::document(tool.as_ref()));
@@ -286,6 +315,9 @@ async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
                 )) as Arc<dyn Prompter>
             });
             let runtime = ctx.runtime(&tools, prompter)?;
+            runtime
+                .settle_mcp(McpOptions::default().connect_timeout)
+                .await;
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let printer = tokio::spawn(async move {
                 while let Some(event) = rx.recv().await {
@@ -341,6 +373,40 @@ fn provider_config(
     ))
 }
 
+async fn mcp_command(command: McpCommand) -> anyhow::Result<ExitCode> {
+    let ctx = Context::load()?;
+    match command {
+        McpCommand::List { timeout } => {
+            let runtime = ctx.runtime(&ToolArgs::default(), None)?;
+            if runtime.mcp.is_none() {
+                println!(
+                    "no MCP servers configured: add them to .mcp.json or to the settings' mcpServers"
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let states = runtime
+                .settle_mcp(std::time::Duration::from_secs(timeout))
+                .await;
+            let mut out = std::io::stdout().lock();
+            for (server, state) in &states {
+                writeln!(out, "{server:<24} {}", ui::mcp_state_text(state))?;
+            }
+            if let Some(manager) = &runtime.mcp {
+                manager.shutdown();
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Serve { tools } => {
+            let runtime = ctx.runtime(&tools, None)?;
+            runtime
+                .settle_mcp(McpOptions::default().connect_timeout)
+                .await;
+            tool_mcp::serve_stdio(Arc::new(runtime.executor.clone()), "agent-cli").await?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
 fn first_line(text: &str) -> String {
     text.lines()
         .next()
@@ -379,6 +445,18 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         &tool_options(&args.provider_tools()),
         prompter,
     )?;
+    if let Some(manager) = &runtime.mcp {
+        if interactive {
+            tokio::spawn(ui::report_mcp_states(manager.watch_states()));
+        } else {
+            // A one-shot task has no later turn in which late tools could be used, so print mode
+            // waits for the servers (each is bounded by its connect timeout; a broken one fails
+            // fast) before the first request.
+            runtime
+                .settle_mcp(McpOptions::default().connect_timeout)
+                .await;
+        }
+    }
     let config = provider_config(&args.provider, &ctx.settings)?;
     let model = config.model.clone();
     let provider = agent_cli::provider::build(&config)?;

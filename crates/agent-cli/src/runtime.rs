@@ -10,6 +10,7 @@ use tool_core::{
     CommandHook, Executor, PermissionMode, PermissionRules, Permissions, Prompter, Session,
     ToolRegistry,
 };
+use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
 
 use crate::settings::Settings;
@@ -43,6 +44,39 @@ pub struct ToolRuntime {
     pub session: Arc<Session>,
     /// The permission stage (its rules grow with "always allow" answers).
     pub permissions: Arc<Permissions>,
+    /// The MCP servers, when any are configured.
+    pub mcp: Option<McpManager>,
+}
+
+/// The MCP servers of the project's `.mcp.json` and of the settings' `mcpServers` (the settings
+/// win a name clash), with `${VAR}` expanded from the environment.
+pub fn mcp_config(cwd: &Path, settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
+    let mut servers = serde_json::Map::new();
+    let project = cwd.join(".mcp.json");
+    match std::fs::read_to_string(&project) {
+        Ok(text) => {
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not valid JSON", project.display()))?;
+            if let Some(map) = value
+                .get("mcpServers")
+                .and_then(serde_json::Value::as_object)
+            {
+                servers.extend(map.clone());
+            }
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err).with_context(|| format!("reading {}", project.display())),
+    }
+    for (name, server) in &settings.mcp_servers {
+        servers.insert(name.clone(), server.clone());
+    }
+    if servers.is_empty() {
+        return Ok(None);
+    }
+    let text = serde_json::json!({ "mcpServers": servers }).to_string();
+    let config = McpConfig::parse(&text, |name| std::env::var(name).ok())
+        .context("the MCP server configuration (.mcp.json and the settings' mcpServers)")?;
+    Ok(Some(config))
 }
 
 impl ToolRuntime {
@@ -115,13 +149,54 @@ impl ToolRuntime {
         }
         let executor = builder.build();
         pool.attach_executor(executor.clone());
+        let mcp = match mcp_config(cwd, settings)? {
+            Some(config) => {
+                let manager =
+                    McpManager::start(config, Arc::clone(&registry), McpOptions::default());
+                // Servers connect in the background; as their tools come and go the pool's
+                // index and deferred-tools deltas follow, and the stable part of the request
+                // stays as it was.
+                let mut changes = manager.subscribe();
+                let follower = pool.clone();
+                tokio::spawn(async move {
+                    while let Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) =
+                        changes.recv().await
+                    {
+                        follower.sync();
+                    }
+                });
+                Some(manager)
+            }
+            None => None,
+        };
         Ok(Self {
             registry,
             pool,
             executor,
             session,
             permissions,
+            mcp,
         })
+    }
+
+    /// Waits until no MCP server is still connecting (or `timeout` passes), then brings the pool
+    /// in line; returns each server's state.
+    pub async fn settle_mcp(
+        &self,
+        timeout: Duration,
+    ) -> std::collections::BTreeMap<String, ServerState> {
+        let Some(manager) = &self.mcp else {
+            return std::collections::BTreeMap::new();
+        };
+        let (states, _) = manager
+            .wait_for(timeout, |states| {
+                states
+                    .values()
+                    .all(|s| !matches!(s, ServerState::Connecting))
+            })
+            .await;
+        self.pool.sync();
+        states
     }
 
     /// The system prompt: who the agent is, the tools' own guidance, and the deferred tools'

@@ -134,3 +134,35 @@ pub fn print_result(name: &str, result: &tool_core::ToolResult) {
         );
     }
 }
+
+/// The status line for an MCP server's state.
+pub fn mcp_state_text(state: &tool_mcp::ServerState) -> String {
+    match state {
+        tool_mcp::ServerState::Connecting => "connecting".to_owned(),
+        tool_mcp::ServerState::Connected { tools } => format!("connected, {tools} tools"),
+        tool_mcp::ServerState::Failed { reason } => format!("failed: {reason}"),
+        tool_mcp::ServerState::Down { reason } => format!("down, reconnecting: {reason}"),
+    }
+}
+
+/// Prints a line on standard error each time an MCP server's state changes, until the manager
+/// goes away: servers connect in the background, and the user should see when their tools arrive
+/// or leave.
+pub async fn report_mcp_states(
+    mut states: tokio::sync::watch::Receiver<
+        std::collections::BTreeMap<String, tool_mcp::ServerState>,
+    >,
+) {
+    let mut seen = states.borrow_and_update().clone();
+    while states.changed().await.is_ok() {
+        let now = states.borrow_and_update().clone();
+        for (server, state) in &now {
+            if seen.get(server) != Some(state)
+                && !matches!(state, tool_mcp::ServerState::Connecting)
+            {
+                eprintln!("  mcp: {server} {}", mcp_state_text(state));
+            }
+        }
+        seen = now;
+    }
+}

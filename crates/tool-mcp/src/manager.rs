@@ -331,10 +331,21 @@ async fn connect(slot: &Slot) -> Result<RunningService<RoleClient, LinkHandler>,
             }
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
+            install_crypto_provider();
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             handler.serve(transport).await.map_err(protocol)
         }
     }
+}
+
+/// Installs rustls' ring crypto provider once: reqwest is built without a default provider, and
+/// the HTTP transport's client needs one before it is built.
+fn install_crypto_provider() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // Another part of the program may have installed a provider already; that one serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// Drains a server's stderr (so it never blocks on a full pipe), keeping the last lines.

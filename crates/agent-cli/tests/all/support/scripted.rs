@@ -228,6 +228,7 @@ pub struct Recorded {
 pub struct ScriptedServer {
     url: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    arrived: tokio::sync::watch::Receiver<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -244,6 +245,8 @@ impl ScriptedServer {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let turns = Arc::new(Mutex::new(VecDeque::from(script)));
         let recorded = Arc::clone(&requests);
+        let (count, arrived) = tokio::sync::watch::channel(0usize);
+        let count = Arc::new(count);
         tokio::spawn(async move {
             let mut sequence = 0u32;
             loop {
@@ -253,10 +256,30 @@ impl ScriptedServer {
                 sequence += 1;
                 let turns = Arc::clone(&turns);
                 let recorded = Arc::clone(&recorded);
-                tokio::spawn(serve(stream, turns, recorded, sequence));
+                let count = Arc::clone(&count);
+                tokio::spawn(serve(stream, turns, recorded, count, sequence));
             }
         });
-        Self { url, requests }
+        Self {
+            url,
+            requests,
+            arrived,
+        }
+    }
+
+    /// Waits until `n` requests have arrived (panics after a minute, naming what did arrive).
+    pub async fn wait_for_requests(&self, n: usize) {
+        let mut arrived = self.arrived.clone();
+        let waited = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            arrived.wait_for(|count| *count >= n),
+        )
+        .await;
+        assert!(
+            matches!(waited, Ok(Ok(_))),
+            "expected {n} requests, got {}",
+            self.requests().len()
+        );
     }
 
     /// The base URL for Anthropic (`http://127.0.0.1:PORT`).
@@ -284,6 +307,7 @@ async fn serve(
     mut stream: TcpStream,
     turns: Arc<Mutex<VecDeque<Turn>>>,
     recorded: Arc<Mutex<Vec<Recorded>>>,
+    count: Arc<tokio::sync::watch::Sender<usize>>,
     sequence: u32,
 ) {
     let Some(request) = read_request(&mut stream).await else {
@@ -295,7 +319,12 @@ async fn serve(
         Wire::Anthropic
     };
     let model = request.body["model"].as_str().unwrap_or("model").to_owned();
-    recorded.lock().unwrap().push(request);
+    let seen = {
+        let mut recorded = recorded.lock().unwrap();
+        recorded.push(request);
+        recorded.len()
+    };
+    count.send_replace(seen);
     let turn = turns.lock().unwrap().pop_front();
     let Some(turn) = turn else {
         let body = json!({"error": {"type": "script_exhausted", "message": "the script has no more turns"}});

@@ -1,24 +1,16 @@
 //! Both providers against the scripted server on loopback: streaming, tool calls, reasoning,
 //! usage, retries, errors, cancellation, and snapshots of the request bodies they send.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests fail loudly on unexpected states"
-)]
-
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::scripted::{ScriptUsage, ScriptedServer, Turn};
 use agent_cli::conversation::{Block, Message, Role, StopReason, Usage};
 use agent_cli::provider::{
     ModelRequest, Provider, ProviderConfig, ProviderError, ProviderKind, Response, StreamEvent,
     ToolFormat, build,
 };
 use serde_json::{Value, json};
-use support::scripted::{ScriptUsage, ScriptedServer, Turn};
 use tool_core::{CancellationToken, Content, ToolResult};
 
 const KINDS: [ProviderKind; 2] = [ProviderKind::Anthropic, ProviderKind::OpenAi];

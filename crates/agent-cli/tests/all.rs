@@ -1,0 +1,17 @@
+//! Integration tests of agent-cli: the providers against a scripted server on loopback, and the
+//! real binary end to end (print mode, sessions, MCP servers, `mcp serve`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a panic in a test is a failed assertion"
+)]
+
+#[path = "all/support/mod.rs"]
+mod support;
+
+#[path = "all/mcp.rs"]
+mod mcp;
+#[path = "all/print_mode.rs"]
+mod print_mode;
+#[path = "all/provider.rs"]
+mod provider;

@@ -1,0 +1,232 @@
+//! The real binary in print mode (`-p`) against the scripted server: a multi-tool turn that
+//! changes files, a permission denial, a provider error and its retry, and resuming a killed
+//! session.
+
+use agent_cli::provider::ProviderKind;
+use serde_json::{Value, json};
+
+use crate::support::cli::*;
+use crate::support::scripted::{ScriptedServer, Turn};
+
+const LIB: &str = "pub fn greet() -> &'static str {\n    \"hello\"\n}\n";
+
+/// Read and grep together in one message, then an edit, then the answer: the file changes and
+/// every request carries what the model needs.
+#[tokio::test]
+async fn a_multi_tool_turn_reads_greps_and_edits_files() {
+    for kind in KINDS {
+        let project = Project::new();
+        project.write("src/lib.rs", LIB);
+        project.write("README.md", "# Greeter\n\nSays hello.\n");
+        let server = ScriptedServer::start(vec![
+            Turn::text("Let me look.")
+                .then_tool_use("call_read", "read_file", json!({"path": "src/lib.rs"}))
+                .then_tool_use("call_grep", "grep", json!({"pattern": "hello"})),
+            Turn::tool_use(
+                "call_edit",
+                "edit_file",
+                json!({"path": "src/lib.rs", "old_string": "\"hello\"", "new_string": "\"hello, world\""}),
+            ),
+            Turn::text("The greeting now says hello, world."),
+        ])
+        .await;
+
+        let output = run(project
+            .agent(&server, kind)
+            .args(["--permission-mode", "accept_edits"])
+            .args(["-p", "Make the greeting say hello, world"]))
+        .await;
+
+        assert_success(&output);
+        assert_eq!(stdout(&output), "The greeting now says hello, world.\n");
+        assert_eq!(
+            project.read("src/lib.rs"),
+            "pub fn greet() -> &'static str {\n    \"hello, world\"\n}\n"
+        );
+        let bodies = server.bodies();
+        assert_eq!(bodies.len(), 3, "{kind:?}");
+        let after_reading = tool_results(&bodies[1]);
+        assert_eq!(after_reading.len(), 2, "{after_reading:?}");
+        assert!(after_reading.iter().all(|(error, _)| !error));
+        assert!(
+            after_reading[0].1.contains("\"hello\""),
+            "{after_reading:?}"
+        );
+        assert!(
+            after_reading[1].1.contains("src/lib.rs"),
+            "{after_reading:?}"
+        );
+        let after_editing = tool_results(&bodies[2]);
+        assert!(!after_editing[2].0, "{after_editing:?}");
+        assert!(
+            after_editing[2].1.starts_with("Edited src/lib.rs")
+                && after_editing[2].1.contains("+    2 |     \"hello, world\""),
+            "{after_editing:?}"
+        );
+        // The tools array and the system prompt do not change within a session.
+        assert_eq!(bodies[0]["tools"], bodies[2]["tools"]);
+        assert_eq!(bodies[0]["system"], bodies[2]["system"]);
+
+        let last = project.redact(&serde_json::to_string_pretty(&bodies[2]).unwrap());
+        let name = match kind {
+            ProviderKind::Anthropic => "multi_tool_turn_anthropic_request",
+            ProviderKind::OpenAi => "multi_tool_turn_openai_request",
+        };
+        insta::assert_snapshot!(name, last);
+    }
+}
+
+/// In print mode nobody can answer a permission prompt: the call is denied with a reason the
+/// model reads, nothing is touched, and the run itself still ends well.
+#[tokio::test]
+async fn print_mode_denies_what_needs_approval() {
+    let project = Project::new();
+    project.write("notes.txt", "keep me\n");
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use("toolu_rm", "shell", json!({"command": "rm notes.txt"})),
+        Turn::text("I was not allowed to delete notes.txt."),
+    ])
+    .await;
+
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--output-format",
+        "json",
+        "-p",
+        "Delete notes.txt",
+    ]))
+    .await;
+
+    assert_success(&output);
+    assert_eq!(project.read("notes.txt"), "keep me\n");
+    let summary: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(summary["subtype"], "success");
+    assert_eq!(summary["result"], "I was not allowed to delete notes.txt.");
+    assert_eq!(summary["num_turns"], 2);
+    let results = tool_results(&server.bodies()[1]);
+    assert!(results[0].0, "{results:?}");
+    insta::assert_snapshot!(project.redact(&results[0].1));
+}
+
+/// An overloaded provider is retried; the retry is reported on standard error and the answer
+/// arrives as if nothing happened.
+#[tokio::test]
+async fn an_overloaded_provider_is_retried() {
+    for kind in KINDS {
+        let project = Project::new();
+        let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        let server = ScriptedServer::start(vec![
+            Turn::error(529, overloaded).header("retry-after-ms", "10"),
+            Turn::text("Recovered."),
+        ])
+        .await;
+
+        let output = run(project.agent(&server, kind).args(["-p", "Say something"])).await;
+
+        assert_success(&output);
+        assert_eq!(stdout(&output), "Recovered.\n");
+        assert!(stderr(&output).contains("retrying"), "{}", stderr(&output));
+        let bodies = server.bodies();
+        assert_eq!(bodies.len(), 2);
+        assert_eq!(bodies[0], bodies[1], "a retry sends the same request");
+    }
+}
+
+/// A rejected key is not retried: the run fails with a message that says what to fix.
+#[tokio::test]
+async fn a_rejected_key_fails_the_run_with_a_clear_message() {
+    let project = Project::new();
+    let rejected = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
+    let server = ScriptedServer::start(vec![Turn::error(401, rejected)]).await;
+
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["-p", "Say something"]))
+    .await;
+
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("ANTHROPIC_API_KEY"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        server.bodies().len(),
+        1,
+        "authentication errors are not retried"
+    );
+}
+
+/// A session killed while the model was streaming keeps everything before that message;
+/// `--continue` and `--resume ID` pick it up with the conversation intact.
+#[tokio::test]
+async fn a_killed_session_resumes_where_it_stopped() {
+    let project = Project::new();
+    project.write("plan.md", "1. resume sessions\n");
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use("toolu_read", "read_file", json!({"path": "plan.md"})),
+        Turn::stall("Half an ans"),
+        Turn::text("Picked up again."),
+        Turn::text("And once more, by id."),
+    ])
+    .await;
+
+    let mut child = project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["-p", "What is the plan?"])
+        .spawn()
+        .unwrap();
+    server.wait_for_requests(2).await;
+    child.kill().await.unwrap();
+
+    let output =
+        run(project
+            .agent(&server, ProviderKind::Anthropic)
+            .args(["--continue", "-p", "Go on"]))
+        .await;
+    assert_success(&output);
+    assert_eq!(stdout(&output), "Picked up again.\n");
+
+    let bodies = server.bodies();
+    let resumed = messages(&bodies[2]);
+    let texts = serde_json::to_string(resumed).unwrap();
+    assert!(texts.contains("What is the plan?"), "{texts}");
+    assert!(texts.contains("1. resume sessions"), "{texts}");
+    assert!(texts.contains("Go on"), "{texts}");
+    assert!(
+        !texts.contains("Half an ans"),
+        "the message being streamed is not kept"
+    );
+    // The conversation up to the kill is sent again as it was (the last message of the earlier
+    // request differs only by its cache breakpoint).
+    assert_eq!(resumed[..2], messages(&bodies[1])[..2]);
+    assert_eq!(
+        resumed[2]["content"][0]["content"],
+        messages(&bodies[1])[2]["content"][0]["content"]
+    );
+
+    let sessions: Vec<_> = std::fs::read_dir(project.home().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let id = sessions[0]
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--resume",
+        &id,
+        "-p",
+        "Once more",
+    ]))
+    .await;
+    assert_success(&output);
+    let texts = serde_json::to_string(messages(&server.bodies()[3])).unwrap();
+    assert!(
+        texts.contains("Go on") && texts.contains("Picked up again."),
+        "{texts}"
+    );
+}
