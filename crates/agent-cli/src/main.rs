@@ -585,13 +585,30 @@ async fn interactive_mode(
         agent.runtime.pool.request_tools().tools.len(),
         agent.runtime.pool.deferred_names().len()
     );
-    let observer: Observer = Arc::new(|event: AgentEvent| match event {
+    // Streamed text may stop mid-line; a status line must then start on a line of its own.
+    let mid_line = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let end_line = {
+        let mid_line = Arc::clone(&mid_line);
+        move || {
+            if mid_line.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                println!();
+            }
+        }
+    };
+    let observer: Observer = Arc::new(move |event: AgentEvent| match event {
         AgentEvent::Text { text } => {
             print!("{text}");
             let _ = std::io::stdout().flush();
+            mid_line.store(!text.ends_with('\n'), std::sync::atomic::Ordering::Relaxed);
         }
-        AgentEvent::Tool { event } => ui::print_event(&event),
-        AgentEvent::ToolResult { name, result } => ui::print_result(&name, &result),
+        AgentEvent::Tool { event } => {
+            end_line();
+            ui::print_event(&event);
+        }
+        AgentEvent::ToolResult { name, result } => {
+            end_line();
+            ui::print_result(&name, &result);
+        }
         AgentEvent::Retrying { attempt, reason } => {
             eprintln!("  (retrying, attempt {attempt}: {reason})")
         }

@@ -128,9 +128,16 @@ pub fn print_result(name: &str, result: &tool_core::ToolResult) {
         }
     } else {
         let lines = text.lines().count();
+        let first: String = text
+            .lines()
+            .next()
+            .unwrap_or("(no output)")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         eprintln!(
             "  ⎿ {} ({lines} lines)",
-            text.lines().next().unwrap_or("(no output)")
+            first.chars().take(100).collect::<String>()
         );
     }
 }
