@@ -24,14 +24,22 @@ use agent_cli::ui;
 /// OpenAI-compatible API when OPENAI_API_KEY or OPENAI_BASE_URL is set, and otherwise to a local
 /// OpenAI-compatible server at http://localhost:11434/v1 (Ollama's default).
 ///
-/// Settings are read from ~/.config/agent-cli/settings.json and ./.agent-cli/settings.json
-/// (permissions, hooks, MCP servers, deferral, provider and model); flags override them.
+/// Settings are read from ~/.config/agent-cli/settings.json (or $AGENT_CLI_HOME/settings.json) and
+/// ./.agent-cli/settings.json (permissions, hooks, MCP servers, deferral, provider and model);
+/// flags override them. MCP servers also come from ./.mcp.json. Sessions are saved as they happen
+/// under ~/.config/agent-cli/sessions; `--continue` picks up the latest one in this directory.
+///
+/// Examples:
+///   agent-cli -p "explain src/main.rs"
+///   ANTHROPIC_API_KEY=... agent-cli --permission-mode accept_edits
+///   agent-cli tools search "create github issue" --explain
 #[derive(Parser)]
 #[command(
     name = "agent-cli",
     version,
     about,
     long_about,
+    verbatim_doc_comment,
     args_conflicts_with_subcommands = true
 )]
 struct Cli {

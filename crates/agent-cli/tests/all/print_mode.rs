@@ -230,3 +230,12 @@ async fn a_killed_session_resumes_where_it_stopped() {
         "{texts}"
     );
 }
+
+/// What a newcomer reads first.
+#[tokio::test]
+async fn help_says_how_to_choose_a_provider_and_where_settings_live() {
+    let project = Project::new();
+    let output = run(project.command().arg("--help")).await;
+    assert_success(&output);
+    insta::assert_snapshot!(stdout(&output));
+}
