@@ -27,7 +27,11 @@ const DOCUMENTED: &[&str] = &[
 
 /// The workspace root: the parent of this crate's manifest directory.
 pub fn workspace_root() -> anyhow::Result<PathBuf> {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // `cargo run` (the `cargo xtask` alias) says where the manifest is now; the path compiled in
+    // is only a fallback, since a build reused from another checkout carries that checkout's.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir
         .parent()
         .map(Path::to_path_buf)
         .context("xtask must live one level below the workspace root")

@@ -188,13 +188,7 @@ impl ToolRuntime {
         let Some(manager) = &self.mcp else {
             return std::collections::BTreeMap::new();
         };
-        let (states, _) = manager
-            .wait_for(timeout, |states| {
-                states
-                    .values()
-                    .all(|s| !matches!(s, ServerState::Connecting))
-            })
-            .await;
+        let (states, _) = manager.settled(timeout).await;
         self.pool.sync();
         states
     }

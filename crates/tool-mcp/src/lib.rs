@@ -13,17 +13,14 @@
 //! ```no_run
 //! use std::{path::Path, sync::Arc, time::Duration};
 //! use tool_core::ToolRegistry;
-//! use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
+//! use tool_mcp::{McpConfig, McpManager, McpOptions};
 //!
 //! # async fn demo() -> Result<(), tool_mcp::McpError> {
 //! let config = McpConfig::load(Path::new(".mcp.json"))?;
 //! let registry = Arc::new(ToolRegistry::new());
 //! let manager = McpManager::start(config, Arc::clone(&registry), McpOptions::default());
-//! let (states, _all_settled) = manager
-//!     .wait_for(Duration::from_secs(30), |states| {
-//!         states.values().all(|s| !matches!(s, ServerState::Connecting))
-//!     })
-//!     .await;
+//! // Every server connected or failed (each under its own connect timeout).
+//! let (states, _all_settled) = manager.settled(Duration::from_secs(30)).await;
 //! for (server, state) in states {
 //!     println!("{server}: {state:?}");
 //! }

@@ -206,6 +206,17 @@ impl McpManager {
         (self.states(), held)
     }
 
+    /// Waits until no server is still connecting (each is connected or has failed), or `timeout`
+    /// passes; returns the states seen last and whether they settled.
+    pub async fn settled(&self, timeout: Duration) -> (BTreeMap<String, ServerState>, bool) {
+        self.wait_for(timeout, |states| {
+            states
+                .values()
+                .all(|s| !matches!(s, ServerState::Connecting))
+        })
+        .await
+    }
+
     /// The registry the servers' tools live in.
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.inner.registry

@@ -95,13 +95,7 @@ pub fn start(
 
 /// Waits until every server is past connecting, and returns the states.
 pub async fn settled(manager: &McpManager) -> BTreeMap<String, ServerState> {
-    let (states, held) = manager
-        .wait_for(DEADLINE, |states| {
-            states
-                .values()
-                .all(|s| !matches!(s, ServerState::Connecting))
-        })
-        .await;
+    let (states, held) = manager.settled(DEADLINE).await;
     assert!(held, "servers did not settle: {states:?}");
     states
 }
