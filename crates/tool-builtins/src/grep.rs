@@ -80,7 +80,7 @@ impl TypedTool for Grep {
             "Searches file contents with a regular expression (ripgrep syntax), respecting .gitignore and skipping binary files. Output modes: content (matching lines as path:line:text, the default), files_with_matches (paths), count (matches per file). Filter files with include (\"*.rs\"), add context lines, ignore case. Shows up to 100 lines by default and says how many more there are. Prefer it to running grep or rg in the shell.",
             input_schema,
         )
-        .with_search_hint("search file contents regex ripgrep")
+        .with_search_hint("search find text in file contents regex ripgrep")
     }
 
     fn is_read_only(&self, _: &GrepInput) -> bool {

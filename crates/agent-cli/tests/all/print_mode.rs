@@ -239,3 +239,80 @@ async fn help_says_how_to_choose_a_provider_and_where_settings_live() {
     assert_success(&output);
     insta::assert_snapshot!(stdout(&output));
 }
+
+/// `tools list` shows what a request carries; `--deferred` what waits behind tool_search.
+#[tokio::test]
+async fn tools_list_shows_the_request_and_the_deferred_tools() {
+    let project = Project::new();
+    let output = run(project.command().args(["tools", "list"])).await;
+    assert_success(&output);
+    insta::assert_snapshot!("tools_list", stdout(&output));
+    let output = run(project.command().args(["tools", "list", "--deferred"])).await;
+    assert_success(&output);
+    insta::assert_snapshot!("tools_list_deferred", stdout(&output));
+}
+
+#[tokio::test]
+async fn tools_search_explains_its_ranking() {
+    let project = Project::new();
+    let output = run(project.command().args([
+        "tools",
+        "search",
+        "find text in files",
+        "--explain",
+        "--limit",
+        "2",
+    ]))
+    .await;
+    assert_success(&output);
+    insta::assert_snapshot!(stdout(&output));
+    let output = run(project.command().args(["tools", "search", "???"])).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("letter or digit"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// `tools call` runs the whole lifecycle: a read goes through, a command that needs approval is
+/// denied when nobody can answer, and bad input says what to pass instead.
+#[tokio::test]
+async fn tools_call_runs_the_lifecycle() {
+    let project = Project::new();
+    project.write("notes.txt", "one\ntwo\n");
+    let output = run(project.command().args([
+        "tools",
+        "call",
+        "read_file",
+        "--input",
+        r#"{"path": "notes.txt"}"#,
+    ]))
+    .await;
+    assert_success(&output);
+    assert_eq!(stdout(&output), "     1\tone\n     2\ttwo\n");
+
+    let output = run(project.command().args([
+        "tools",
+        "call",
+        "shell",
+        "--input",
+        r#"{"command": "rm notes.txt"}"#,
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("denied"), "{}", stdout(&output));
+    assert!(project.path().join("notes.txt").exists());
+
+    let output =
+        run(project
+            .command()
+            .args(["tools", "call", "read_file", "--input", "path=notes.txt"]))
+        .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("--input is not JSON"),
+        "{}",
+        stderr(&output)
+    );
+}
