@@ -395,6 +395,15 @@ impl SearchIndex {
                     out.extend(ids.iter().map(|&t| (t, field)));
                     return;
                 }
+                // `Reads` becomes what `reads` became: no second stemming.
+                if let Some(ids) = Tokenizer::same_tokens_as_lowercase(word)
+                    .and_then(|lower| word_terms.get(lower.as_str()))
+                    .cloned()
+                {
+                    out.extend(ids.iter().map(|&t| (t, field)));
+                    word_terms.insert(word.into(), ids);
+                    return;
+                }
                 tokens.clear();
                 tokenizer.word_tokens(word, &mut tokens);
                 let ids: Box<[u32]> = tokens.iter().map(&mut intern).collect();
@@ -566,7 +575,11 @@ impl SearchIndex {
         self.tokenizer
             .for_each_segment(text, |segment| match segment {
                 Segment::Word(word) => {
-                    if let Some(ids) = self.word_terms.get(word) {
+                    let known = self.word_terms.get(word).or_else(|| {
+                        Tokenizer::same_tokens_as_lowercase(word)
+                            .and_then(|lower| self.word_terms.get(lower.as_str()))
+                    });
+                    if let Some(ids) = known {
                         ids.iter().for_each(|&t| push(t));
                         return;
                     }

@@ -209,6 +209,18 @@ impl Tokenizer {
         }
     }
 
+    /// The lowercase form of `word` when it has exactly the same tokens (`Reads`, `PDF` →
+    /// `reads`, `pdf`: ASCII letters, capitalised or all capitals, so no identifier split), and
+    /// `None` for words already lowercase or that could split (`GitHub`). A cache of what words
+    /// become can then serve the capitalised word from its lowercase entry, without stemming.
+    pub fn same_tokens_as_lowercase(word: &str) -> Option<String> {
+        let bytes = word.as_bytes();
+        let (first, rest) = bytes.split_first()?;
+        let capitalised = first.is_ascii_uppercase() && rest.iter().all(u8::is_ascii_lowercase);
+        let capitals = bytes.iter().all(u8::is_ascii_uppercase);
+        (capitalised || capitals).then(|| word.to_ascii_lowercase())
+    }
+
     /// Step 7: the overlapping bigrams of a CJK run (a lone character is one token).
     pub fn cjk_bigrams(&self, run: &str, out: &mut Vec<Token>) {
         cjk_bigrams(run, out);
@@ -321,6 +333,30 @@ mod tests {
         );
         assert_eq!(split_identifier("utf8"), ["utf", "8"]);
         assert_eq!(split_identifier("plain"), ["plain"]);
+    }
+
+    #[test]
+    fn capitalised_and_capital_words_tokenize_like_their_lowercase() {
+        let tokenizer = Tokenizer::new();
+        for word in ["Reads", "PDF", "The", "A", "Files", "URLS"] {
+            let lower = Tokenizer::same_tokens_as_lowercase(word).unwrap();
+            assert_eq!(
+                tokenizer.tokenize(word),
+                tokenizer.tokenize(&lower),
+                "{word}"
+            );
+        }
+        for word in [
+            "reads",
+            "GitHub",
+            "readFile",
+            "Utf8",
+            "Café",
+            "",
+            "HTTPServer",
+        ] {
+            assert_eq!(Tokenizer::same_tokens_as_lowercase(word), None, "{word}");
+        }
     }
 
     #[test]
