@@ -137,8 +137,11 @@ impl Agent {
         Ok(())
     }
 
-    /// Blocks for what changed among the deferred tools since the last request.
+    /// Blocks for what changed among the deferred tools since the last request. The pool first
+    /// catches up with the registry, so that tools an MCP server brought a moment ago are
+    /// announced in this request rather than whenever the background follower gets to them.
     fn pool_notes(&self) -> Vec<Block> {
+        self.runtime.pool.sync();
         self.runtime
             .pool
             .take_deltas()
