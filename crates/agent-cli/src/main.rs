@@ -9,7 +9,6 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use tool_core::{CancellationToken, PermissionMode, Prompter, ToolCall};
-use tool_mcp::McpOptions;
 
 use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
@@ -258,9 +257,7 @@ async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
         ToolsCommand::List { deferred, tools } => {
             let runtime = ctx.runtime(&tools, None)?;
-            runtime
-                .settle_mcp(McpOptions::default().connect_timeout)
-                .await;
+            runtime.settle_mcp().await;
             let mut out = std::io::stdout().lock();
             if deferred {
                 for name in runtime.pool.deferred_names() {
@@ -290,9 +287,7 @@ async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
             tools,
         } => {
             let runtime = ctx.runtime(&tools, None)?;
-            runtime
-                .settle_mcp(McpOptions::default().connect_timeout)
-                .await;
+            runtime.settle_mcp().await;
             let mut index = tool_search::SearchIndex::default();
             for tool in runtime.pool.visible_tools() {
                 index.add(tool_pool::document(tool.as_ref()));
@@ -323,9 +318,7 @@ async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
                 )) as Arc<dyn Prompter>
             });
             let runtime = ctx.runtime(&tools, prompter)?;
-            runtime
-                .settle_mcp(McpOptions::default().connect_timeout)
-                .await;
+            runtime.settle_mcp().await;
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let printer = tokio::spawn(async move {
                 while let Some(event) = rx.recv().await {
@@ -393,7 +386,7 @@ async fn mcp_command(command: McpCommand) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let states = runtime
-                .settle_mcp(std::time::Duration::from_secs(timeout))
+                .settle_mcp_within(std::time::Duration::from_secs(timeout))
                 .await;
             let mut out = std::io::stdout().lock();
             for (server, state) in &states {
@@ -406,9 +399,7 @@ async fn mcp_command(command: McpCommand) -> anyhow::Result<ExitCode> {
         }
         McpCommand::Serve { tools } => {
             let runtime = ctx.runtime(&tools, None)?;
-            runtime
-                .settle_mcp(McpOptions::default().connect_timeout)
-                .await;
+            runtime.settle_mcp().await;
             tool_mcp::serve_stdio(Arc::new(runtime.executor.clone()), "agent-cli").await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -460,9 +451,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             // A one-shot task has no later turn in which late tools could be used, so print mode
             // waits for the servers (each is bounded by its connect timeout; a broken one fails
             // fast) before the first request.
-            runtime
-                .settle_mcp(McpOptions::default().connect_timeout)
-                .await;
+            runtime.settle_mcp().await;
         }
     }
     let config = provider_config(&args.provider, &ctx.settings)?;

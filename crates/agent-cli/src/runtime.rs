@@ -179,9 +179,15 @@ impl ToolRuntime {
         })
     }
 
-    /// Waits until no MCP server is still connecting (or `timeout` passes), then brings the pool
-    /// in line; returns each server's state.
-    pub async fn settle_mcp(
+    /// Waits until no MCP server is still connecting (each is bounded by the connect timeout the
+    /// servers were started with), then brings the pool in line; returns each server's state.
+    pub async fn settle_mcp(&self) -> std::collections::BTreeMap<String, ServerState> {
+        self.settle_mcp_within(McpOptions::default().connect_timeout)
+            .await
+    }
+
+    /// [`ToolRuntime::settle_mcp`], waiting at most `timeout`.
+    pub async fn settle_mcp_within(
         &self,
         timeout: Duration,
     ) -> std::collections::BTreeMap<String, ServerState> {
