@@ -6,9 +6,9 @@ use std::fmt;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
 use crate::error::SearchError;
-use crate::hash::FxHashMap;
 use crate::query::{Query, QueryKind};
-use crate::tokenizer::{Segment, Token, Tokenizer};
+use crate::tokenizer::{Segment, Token, Tokenizer, lowercase_into};
+use rustc_hash::FxHashMap;
 
 const FIELDS: usize = Field::ALL.len();
 
@@ -169,19 +169,20 @@ struct Acc {
 
 thread_local! {
     static SCRATCH: RefCell<(Vec<Acc>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
-    /// Query words no indexed document contains, with the terms they became: requests reuse
-    /// words ("want", "looking", "information") that tool descriptions lack, and stemming them
-    /// again was a fifth of a query's time on small indexes. Every index uses the same
-    /// tokenizer, so the cache is shared; it is cleared when full.
-    static QUERY_WORDS: RefCell<FxHashMap<Box<str>, WordTerms>> =
+    /// Query word parts no indexed document contains, with the term each became (`None` for a
+    /// stop word): requests use words ("want", "looking", "information") that tool
+    /// descriptions lack, and stemming them again was a fifth of a query's time on small
+    /// indexes. Every index uses the same tokenizer, so the cache is shared; it is cleared when
+    /// full.
+    static QUERY_PARTS: RefCell<FxHashMap<Box<str>, Option<Box<str>>>> =
         RefCell::new(FxHashMap::default());
 }
 
-/// The term texts a word became.
-type WordTerms = Box<[Box<str>]>;
+/// A word part that is no term (a stop word).
+const NO_TERM: u32 = u32::MAX;
 
-/// Entries [`QUERY_WORDS`] holds before it is cleared.
-const QUERY_WORDS_CAPACITY: usize = 4096;
+/// Entries [`QUERY_PARTS`] holds before it is cleared.
+const QUERY_PARTS_CAPACITY: usize = 4096;
 
 /// An inverted index of tool documents, updated in place.
 ///
@@ -196,6 +197,9 @@ pub struct SearchIndex {
     /// across tools, so splitting and stemming each only once makes building several times
     /// faster, and queries look their words up here first.
     word_terms: FxHashMap<Box<str>, Box<[u32]>>,
+    /// What each lowercase word part became ([`NO_TERM`] for a stop word): parts recur across
+    /// words (`read_file`, `readFile`, `Read`), and each is stemmed only once.
+    part_terms: FxHashMap<Box<str>, u32>,
     docs: Vec<Option<DocEntry>>,
     /// Weighted length per document id, negative for removed documents: dense, for scoring.
     lengths: Vec<f32>,
@@ -235,6 +239,7 @@ impl SearchIndex {
             term_ids: FxHashMap::default(),
             terms: Vec::new(),
             word_terms: FxHashMap::default(),
+            part_terms: FxHashMap::default(),
             docs: Vec::new(),
             lengths: Vec::new(),
             norms: Vec::new(),
@@ -371,23 +376,11 @@ impl SearchIndex {
             term_ids,
             terms,
             word_terms,
+            part_terms,
             ..
         } = self;
-        let mut intern = |token: &Token| match term_ids.get(token.text.as_str()) {
-            Some(&t) => t,
-            None => {
-                let t = terms.len() as u32;
-                term_ids.insert(token.text.clone(), t);
-                terms.push(TermEntry {
-                    postings: Vec::new(),
-                    df: 0,
-                    max_tf: 0.0,
-                    min_length: f32::INFINITY,
-                    cjk: token.cjk,
-                });
-                t
-            }
-        };
+        let mut lower = String::new();
+        let mut ids = Vec::new();
         let mut tokens = Vec::new();
         tokenizer.for_each_segment(text, |segment| match segment {
             Segment::Word(word) => {
@@ -395,25 +388,34 @@ impl SearchIndex {
                     out.extend(ids.iter().map(|&t| (t, field)));
                     return;
                 }
-                // `Reads` becomes what `reads` became: no second stemming.
-                if let Some(ids) = Tokenizer::same_tokens_as_lowercase(word)
-                    .and_then(|lower| word_terms.get(lower.as_str()))
-                    .cloned()
-                {
-                    out.extend(ids.iter().map(|&t| (t, field)));
-                    word_terms.insert(word.into(), ids);
-                    return;
-                }
-                tokens.clear();
-                tokenizer.word_tokens(word, &mut tokens);
-                let ids: Box<[u32]> = tokens.iter().map(&mut intern).collect();
+                ids.clear();
+                tokenizer.for_each_part(word, |part| {
+                    lowercase_into(part, &mut lower);
+                    let t = match part_terms.get(lower.as_str()) {
+                        Some(&t) => t,
+                        None => {
+                            let t = tokenizer
+                                .term_of_lowercase(&lower)
+                                .map_or(NO_TERM, |term| intern(term_ids, terms, &term, false));
+                            part_terms.insert(lower.as_str().into(), t);
+                            t
+                        }
+                    };
+                    if t != NO_TERM {
+                        ids.push(t);
+                    }
+                });
                 out.extend(ids.iter().map(|&t| (t, field)));
-                word_terms.insert(word.into(), ids);
+                word_terms.insert(word.into(), ids.as_slice().into());
             }
             Segment::Cjk(run) => {
                 tokens.clear();
                 tokenizer.cjk_bigrams(run, &mut tokens);
-                out.extend(tokens.iter().map(|t| (intern(t), field)));
+                out.extend(
+                    tokens
+                        .iter()
+                        .map(|t| (intern(term_ids, terms, &t.text, true), field)),
+                );
             }
         });
     }
@@ -572,32 +574,37 @@ impl SearchIndex {
         };
         let mut cjk_seen: Vec<Token> = Vec::new();
         let mut tokens = Vec::new();
+        let mut lower = String::new();
         self.tokenizer
             .for_each_segment(text, |segment| match segment {
                 Segment::Word(word) => {
-                    let known = self.word_terms.get(word).or_else(|| {
-                        Tokenizer::same_tokens_as_lowercase(word)
-                            .and_then(|lower| self.word_terms.get(lower.as_str()))
-                    });
-                    if let Some(ids) = known {
+                    if let Some(ids) = self.word_terms.get(word) {
                         ids.iter().for_each(|&t| push(t));
                         return;
                     }
-                    QUERY_WORDS.with_borrow_mut(|cache| {
-                        if !cache.contains_key(word) {
-                            if cache.len() >= QUERY_WORDS_CAPACITY {
-                                cache.clear();
-                            }
-                            tokens.clear();
-                            self.tokenizer.word_tokens(word, &mut tokens);
-                            let texts = tokens.iter().map(|t| t.text.as_str().into()).collect();
-                            cache.insert(word.into(), texts);
-                        }
-                        for text in cache.get(word).into_iter().flatten() {
-                            if let Some(&t) = self.term_ids.get(&**text) {
+                    self.tokenizer.for_each_part(word, |part| {
+                        lowercase_into(part, &mut lower);
+                        if let Some(&t) = self.part_terms.get(lower.as_str()) {
+                            if t != NO_TERM {
                                 push(t);
                             }
+                            return;
                         }
+                        // A part no document has: its stem may still be a term (`looking`).
+                        QUERY_PARTS.with_borrow_mut(|cache| {
+                            if !cache.contains_key(lower.as_str()) {
+                                if cache.len() >= QUERY_PARTS_CAPACITY {
+                                    cache.clear();
+                                }
+                                let term = self.tokenizer.term_of_lowercase(&lower);
+                                cache.insert(lower.as_str().into(), term.map(|t| t.into()));
+                            }
+                            if let Some(Some(term)) = cache.get(lower.as_str())
+                                && let Some(&t) = self.term_ids.get(&**term)
+                            {
+                                push(t);
+                            }
+                        });
                     });
                 }
                 Segment::Cjk(run) => {
@@ -647,8 +654,8 @@ impl SearchIndex {
                 // A hair above the exact bound, so that rounding never makes it too small.
                 idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta) * (1.0 + 1e-4)
             }
-            // The document vector is unit length: one component is at most 1.
-            Scorer::TfIdf => idf,
+            // The document vector is unit length: one component is at most 1 (and a hair).
+            Scorer::TfIdf => idf * (1.0 + 1e-4),
         }
     }
 
@@ -729,8 +736,9 @@ impl SearchIndex {
                 Scorer::TfIdf => (0.0, 0.0),
             };
             let mut candidates_only = false;
-            // Each check costs a pass over the running documents: a query gets two.
-            let mut checks_left = 2;
+            // The last check's `limit`-th best running score, and what the terms processed by
+            // then could give.
+            let (mut last_kth, mut done_at_check) = (0.0f32, 0.0f32);
             for (pos, &(i, term, idf, _)) in order.iter().enumerate() {
                 let entry = &self.terms[term as usize];
                 let bit = if i < 32 { 1u32 << i } else { 0 };
@@ -798,12 +806,13 @@ impl SearchIndex {
                     .iter()
                     .map(|o| self.terms[o.1 as usize].postings.len())
                     .sum();
-                // No document's running score exceeds what the terms so far could give, so
-                // while the rest could give more, the check cannot pass: skip its cost.
                 let done = remaining[0] - rest;
+                // A check costs a pass over the running documents, so it is made only when it
+                // can pass: the `limit`-th best running score is at most the one the last check
+                // found plus what the terms processed since could add to it.
+                let could_pass = rest < last_kth + (done - done_at_check);
                 if may_prune
-                    && checks_left > 0
-                    && rest < done
+                    && could_pass
                     && touched.len() >= limit
                     && rest_postings > 2 * touched.len()
                 {
@@ -812,7 +821,8 @@ impl SearchIndex {
                     let (_, kth, _) =
                         scores.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
                     let threshold = *kth;
-                    checks_left -= 1;
+                    last_kth = threshold;
+                    done_at_check = done;
                     if rest < threshold {
                         touched.retain(|id| {
                             let acc = &mut accs[*id as usize];
@@ -823,13 +833,15 @@ impl SearchIndex {
                             }
                             keep
                         });
-                        if let Some((e, _)) = exact
-                            && !touched.contains(&e)
-                        {
-                            touched.push(e);
+                        if !candidates_only {
+                            if let Some((e, _)) = exact
+                                && !touched.contains(&e)
+                            {
+                                touched.push(e);
+                            }
+                            touched.sort_unstable();
+                            candidates_only = true;
                         }
-                        touched.sort_unstable();
-                        candidates_only = true;
                     }
                 }
             }
@@ -1026,6 +1038,28 @@ impl SearchIndex {
             terms: out,
         }))
     }
+}
+
+/// The id of term `text`, created when new.
+fn intern(
+    term_ids: &mut FxHashMap<String, u32>,
+    terms: &mut Vec<TermEntry>,
+    text: &str,
+    cjk: bool,
+) -> u32 {
+    if let Some(&t) = term_ids.get(text) {
+        return t;
+    }
+    let t = terms.len() as u32;
+    term_ids.insert(text.to_owned(), t);
+    terms.push(TermEntry {
+        postings: Vec::new(),
+        df: 0,
+        max_tf: 0.0,
+        min_length: f32::INFINITY,
+        cjk,
+    });
+    t
 }
 
 /// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.

@@ -30,7 +30,6 @@
 
 mod document;
 mod error;
-mod hash;
 mod index;
 mod query;
 mod tokenizer;
@@ -41,4 +40,4 @@ pub use index::{
     Bm25Plus, Explanation, Hit, Scorer, SearchConfig, SearchIndex, SearchResults, TermExplanation,
 };
 pub use query::{Query, QueryKind};
-pub use tokenizer::{Segment, Token, Tokenizer, is_cjk};
+pub use tokenizer::{Segment, Token, Tokenizer, is_cjk, lowercase_into};

@@ -9,8 +9,7 @@
 //! 4. lowercase; 5. English stop words dropped; 6. English stemming (Snowball);
 //! 7. CJK runs become overlapping character bigrams (a lone character is one token).
 
-use std::collections::HashSet;
-use std::sync::OnceLock;
+use std::borrow::Cow;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
@@ -26,7 +25,7 @@ pub struct Token {
     pub cjk: bool,
 }
 
-/// English stop words: too common in tool descriptions and requests to tell tools apart.
+/// English stop words, sorted (for binary search): too common in tool descriptions and requests to tell tools apart.
 const STOP_WORDS: &[&str] = &[
     "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
     "at", "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
@@ -40,11 +39,6 @@ const STOP_WORDS: &[&str] = &[
     "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
     "with", "would", "you", "your", "yours",
 ];
-
-fn stop_words() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
-}
 
 /// Whether `c` belongs to a script written without spaces between words, which is searched by
 /// character bigrams: Han, Hiragana, Katakana, Hangul.
@@ -189,59 +183,74 @@ impl Tokenizer {
     /// Steps 3b to 6 for one word: identifier splits (with the parts also joined), lowercase,
     /// stop words, stemming.
     pub fn word_tokens(&self, word: &str, out: &mut Vec<Token>) {
+        let mut lower = String::new();
+        self.for_each_part(word, |part| {
+            lowercase_into(part, &mut lower);
+            if let Some(text) = self.term_of_lowercase(&lower) {
+                out.push(Token {
+                    text: text.into_owned(),
+                    cjk: false,
+                });
+            }
+        });
+    }
+
+    /// Step 3b for one word: calls `f` with each part of `word` split at identifier boundaries
+    /// (`read_file` → `read`, `file`), then, when it split, with the parts joined (`readfile`).
+    /// Steps 4 to 6 then apply to each part alone: see [`lowercase_into`] and
+    /// [`Tokenizer::term_of_lowercase`].
+    pub fn for_each_part(&self, word: &str, mut f: impl FnMut(&str)) {
         // Most words are plain (`file`, `Reads`): nothing to split.
         if let Some((first, rest)) = word.as_bytes().split_first()
             && first.is_ascii_alphabetic()
             && rest.iter().all(u8::is_ascii_lowercase)
         {
-            self.push_word(word, out);
+            f(word);
             return;
         }
         let parts = split_identifier(word);
+        for part in &parts {
+            f(part);
+        }
         if parts.len() > 1 {
-            for part in &parts {
-                self.push_word(part, out);
-            }
-            let joined: String = parts.concat();
-            self.push_word(&joined, out);
-        } else if let Some(part) = parts.first() {
-            self.push_word(part, out);
+            f(&parts.concat());
         }
     }
 
-    /// The lowercase form of `word` when it has exactly the same tokens (`Reads`, `PDF` →
-    /// `reads`, `pdf`: ASCII letters, capitalised or all capitals, so no identifier split), and
-    /// `None` for words already lowercase or that could split (`GitHub`). A cache of what words
-    /// become can then serve the capitalised word from its lowercase entry, without stemming.
-    pub fn same_tokens_as_lowercase(word: &str) -> Option<String> {
-        let bytes = word.as_bytes();
-        let (first, rest) = bytes.split_first()?;
-        let capitalised = first.is_ascii_uppercase() && rest.iter().all(u8::is_ascii_lowercase);
-        let capitals = bytes.iter().all(u8::is_ascii_uppercase);
-        (capitalised || capitals).then(|| word.to_ascii_lowercase())
+    /// Steps 5 and 6 for one lowercase part: `None` for a stop word (or nothing), else the part
+    /// stemmed. What a part becomes depends only on its lowercase form, so an index can remember
+    /// it per lowercase form and stem each only once.
+    pub fn term_of_lowercase<'a>(&self, lower: &'a str) -> Option<Cow<'a, str>> {
+        if lower.is_empty() || (self.stop_words && is_stop_word(lower)) {
+            return None;
+        }
+        if self.stem && lower.bytes().all(|b| b.is_ascii_alphabetic()) {
+            Some(self.stemmer.stem(lower))
+        } else {
+            Some(Cow::Borrowed(lower))
+        }
     }
 
     /// Step 7: the overlapping bigrams of a CJK run (a lone character is one token).
     pub fn cjk_bigrams(&self, run: &str, out: &mut Vec<Token>) {
         cjk_bigrams(run, out);
     }
+}
 
-    fn push_word(&self, word: &str, out: &mut Vec<Token>) {
-        let lower = if word.is_ascii() {
-            word.to_ascii_lowercase()
-        } else {
-            word.to_lowercase()
-        };
-        if lower.is_empty() || (self.stop_words && stop_words().contains(lower.as_str())) {
-            return;
-        }
-        let text = if self.stem && lower.chars().all(|c| c.is_ascii_alphabetic()) {
-            self.stemmer.stem(&lower).into_owned()
-        } else {
-            lower
-        };
-        out.push(Token { text, cjk: false });
+/// Step 4: `part` lowercased into `out` (which is cleared first), without allocating for ASCII.
+pub fn lowercase_into(part: &str, out: &mut String) {
+    out.clear();
+    if part.is_ascii() {
+        out.push_str(part);
+        out.make_ascii_lowercase();
+    } else {
+        // `str::to_lowercase`, not per character: a final sigma becomes `ς`.
+        out.push_str(&part.to_lowercase());
     }
+}
+
+fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
 }
 
 /// A piece of text before it becomes tokens: see [`Tokenizer::for_each_segment`].
@@ -271,29 +280,32 @@ fn cjk_bigrams(run: &str, out: &mut Vec<Token>) {
     }
 }
 
-/// Splits an identifier-like word at `_`, `-`, `.`, camelCase, acronym and digit boundaries.
-fn split_identifier(word: &str) -> Vec<String> {
+/// Splits an identifier-like word at `_`, `-`, `.`, `'`, camelCase, acronym and digit
+/// boundaries.
+fn split_identifier(word: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     for chunk in word.split(['_', '-', '.', '\'']).filter(|c| !c.is_empty()) {
-        let chars: Vec<char> = chunk.chars().collect();
-        let mut current = String::new();
-        for (i, &c) in chars.iter().enumerate() {
-            if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p)) {
-                let next = chars.get(i + 1).copied();
+        let mut start = 0;
+        let mut prev: Option<char> = None;
+        let mut chars = chunk.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if let Some(prev) = prev {
+                let next = chars.peek().map(|&(_, n)| n);
                 let boundary = (prev.is_lowercase() && c.is_uppercase())
                     || (prev.is_alphabetic() && c.is_numeric())
                     || (prev.is_numeric() && c.is_alphabetic())
                     || (prev.is_uppercase()
                         && c.is_uppercase()
                         && next.is_some_and(char::is_lowercase));
-                if boundary && !current.is_empty() {
-                    parts.push(std::mem::take(&mut current));
+                if boundary && i > start {
+                    parts.push(&chunk[start..i]);
+                    start = i;
                 }
             }
-            current.push(c);
+            prev = Some(c);
         }
-        if !current.is_empty() {
-            parts.push(current);
+        if start < chunk.len() {
+            parts.push(&chunk[start..]);
         }
     }
     parts
@@ -336,26 +348,25 @@ mod tests {
     }
 
     #[test]
-    fn capitalised_and_capital_words_tokenize_like_their_lowercase() {
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stop_word("the") && is_stop_word("yours") && !is_stop_word("file"));
+    }
+
+    #[test]
+    fn parts_lowercase_alike_become_the_same_term() {
         let tokenizer = Tokenizer::new();
-        for word in ["Reads", "PDF", "The", "A", "Files", "URLS"] {
-            let lower = Tokenizer::same_tokens_as_lowercase(word).unwrap();
+        for (word, lower) in [
+            ("Reads", "reads"),
+            ("PDF", "pdf"),
+            ("The", "the"),
+            ("Café", "café"),
+        ] {
             assert_eq!(
                 tokenizer.tokenize(word),
-                tokenizer.tokenize(&lower),
+                tokenizer.tokenize(lower),
                 "{word}"
             );
-        }
-        for word in [
-            "reads",
-            "GitHub",
-            "readFile",
-            "Utf8",
-            "Café",
-            "",
-            "HTTPServer",
-        ] {
-            assert_eq!(Tokenizer::same_tokens_as_lowercase(word), None, "{word}");
         }
     }
 
