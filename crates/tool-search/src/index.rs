@@ -207,6 +207,8 @@ pub struct SearchIndex {
     norms: Vec<f32>,
     by_name: FxHashMap<String, u32>,
     by_key: FxHashMap<String, u32>,
+    /// The most characters a key of `by_key` has (never lowered on removal: a bound).
+    longest_key: usize,
     by_server: BTreeMap<String, BTreeSet<u32>>,
     live: u32,
     total_length: f64,
@@ -245,6 +247,7 @@ impl SearchIndex {
             norms: Vec::new(),
             by_name: FxHashMap::default(),
             by_key: FxHashMap::default(),
+            longest_key: 0,
             by_server: BTreeMap::new(),
             live: 0,
             total_length: 0.0,
@@ -347,7 +350,9 @@ impl SearchIndex {
         }
         self.live_postings += term_list.len();
         for key in std::iter::once(&doc.name).chain(&doc.aliases) {
-            self.by_key.insert(key.to_lowercase(), id);
+            let key = key.to_lowercase();
+            self.longest_key = self.longest_key.max(key.chars().count());
+            self.by_key.insert(key, id);
         }
         if let Some(server) = &doc.server {
             self.by_server
@@ -668,8 +673,13 @@ impl SearchIndex {
     }
 
     fn exact_bonus(&self, text: &str) -> Option<(u32, f32)> {
-        let key = text.trim().to_lowercase();
-        let id = *self.by_key.get(&key)?;
+        let text = text.trim();
+        // Lowercasing never makes fewer characters: a longer text matches no name or alias,
+        // and long queries skip lowercasing and hashing.
+        if text.chars().nth(self.longest_key).is_some() {
+            return None;
+        }
+        let id = *self.by_key.get(&text.to_lowercase())?;
         // Larger than any sum of term scores can be: an exact name wins.
         Some((id, 1000.0))
     }
@@ -700,6 +710,7 @@ impl SearchIndex {
         let cjk_needed = cjk_terms.min(2) as u32;
         let avg_length = self.avg_length();
         let scorer = self.config.scorer;
+        let exact = self.exact_bonus(text);
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let (accs, touched) = &mut *scratch;
@@ -707,7 +718,6 @@ impl SearchIndex {
                 accs.resize(self.docs.len(), Acc::default());
             }
             touched.clear();
-            let exact = self.exact_bonus(text);
             // Terms in decreasing order of the most they can add (max-score order), each with
             // its bit in `matched` (query order) and its idf.
             let mut order: Vec<(usize, u32, f32, f32)> = terms
@@ -770,32 +780,36 @@ impl SearchIndex {
                     }
                     continue;
                 }
-                for posting in &entry.postings {
-                    let doc = posting.doc as usize;
-                    let length = self.lengths[doc];
-                    if length < 0.0 {
-                        continue;
-                    }
-                    if candidates_only {
-                        // Too many candidates to look up one by one: stream the postings, and
-                        // update only the candidates (flagged by a non-zero mask or score).
+                if candidates_only {
+                    // Too many candidates to look up one by one: stream the postings, and
+                    // update only the candidates (flagged by a non-zero mask or score).
+                    for posting in &entry.postings {
+                        let doc = posting.doc as usize;
                         let acc = &mut accs[doc];
                         let candidate = acc.matched != 0
                             || acc.score != 0.0
                             || exact.is_some_and(|(e, _)| e == posting.doc);
-                        if candidate {
+                        let length = self.lengths[doc];
+                        if candidate && length >= 0.0 {
                             acc.score += score_of(posting, length);
                             acc.matched |= bit;
                         }
-                        continue;
                     }
-                    let score = score_of(posting, length);
-                    let acc = &mut accs[doc];
-                    if acc.matched == 0 && acc.score == 0.0 {
-                        touched.push(posting.doc);
+                } else {
+                    for posting in &entry.postings {
+                        let doc = posting.doc as usize;
+                        let length = self.lengths[doc];
+                        if length < 0.0 {
+                            continue;
+                        }
+                        let score = score_of(posting, length);
+                        let acc = &mut accs[doc];
+                        if acc.matched == 0 && acc.score == 0.0 {
+                            touched.push(posting.doc);
+                        }
+                        acc.score += score;
+                        acc.matched |= bit;
                     }
-                    acc.score += score;
-                    acc.matched |= bit;
                 }
                 // Max-score pruning (Turtle and Flood 1995): once the `limit`-th best running
                 // score is above what the remaining terms could give a document they alone
@@ -845,7 +859,6 @@ impl SearchIndex {
                     }
                 }
             }
-            let exact = self.exact_bonus(text);
             let mut hits: Vec<(f32, u32)> = Vec::with_capacity(touched.len().min(4 * limit + 16));
             let mut floor = f32::NEG_INFINITY;
             for &id in touched.iter() {
