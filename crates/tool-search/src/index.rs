@@ -1,7 +1,8 @@
 //! The inverted index, the scorers and `explain`.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::fmt;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
@@ -168,7 +169,8 @@ struct Acc {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<(Vec<Acc>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: RefCell<(Vec<Acc>, Vec<u32>, BinaryHeap<Reverse<TotalF32>>)> =
+        const { RefCell::new((Vec::new(), Vec::new(), BinaryHeap::new())) };
     /// Query word parts no indexed document contains, with the term each became (`None` for a
     /// stop word): requests use words ("want", "looking", "information") that tool
     /// descriptions lack, and stemming them again was a fifth of a query's time on small
@@ -713,7 +715,7 @@ impl SearchIndex {
         let exact = self.exact_bonus(text);
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let (accs, touched) = &mut *scratch;
+            let (accs, touched, best) = &mut *scratch;
             if accs.len() < self.docs.len() {
                 accs.resize(self.docs.len(), Acc::default());
             }
@@ -830,11 +832,11 @@ impl SearchIndex {
                     && touched.len() >= limit
                     && rest_postings > 2 * touched.len()
                 {
-                    let mut scores: Vec<f32> =
-                        touched.iter().map(|id| accs[*id as usize].score).collect();
-                    let (_, kth, _) =
-                        scores.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
-                    let threshold = *kth;
+                    let threshold = kth_best(
+                        touched.iter().map(|id| accs[*id as usize].score),
+                        limit,
+                        best,
+                    );
                     last_kth = threshold;
                     done_at_check = done;
                     if rest < threshold {
@@ -853,7 +855,8 @@ impl SearchIndex {
                             {
                                 touched.push(e);
                             }
-                            touched.sort_unstable();
+                            // Runs of ascending ids, one per term so far: a stable sort merges them.
+                            touched.sort();
                             candidates_only = true;
                         }
                     }
@@ -1053,6 +1056,53 @@ impl SearchIndex {
     }
 }
 
+/// An `f32` ordered by [`f32::total_cmp`].
+#[derive(Debug, Clone, Copy)]
+struct TotalF32(f32);
+
+impl PartialEq for TotalF32 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for TotalF32 {}
+
+impl PartialOrd for TotalF32 {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TotalF32 {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The `k`-th largest of `scores` (`k` ≥ 1; negative infinity when there are fewer), in one
+/// pass: a min-heap of the best `k` so far, which most scores fail to enter at a glance.
+fn kth_best(
+    scores: impl Iterator<Item = f32>,
+    k: usize,
+    heap: &mut BinaryHeap<Reverse<TotalF32>>,
+) -> f32 {
+    heap.clear();
+    for score in scores {
+        if heap.len() < k {
+            heap.push(Reverse(TotalF32(score)));
+        } else if let Some(mut least) = heap.peek_mut()
+            && score.total_cmp(&least.0.0).is_gt()
+        {
+            *least = Reverse(TotalF32(score));
+        }
+    }
+    match heap.peek() {
+        Some(least) if heap.len() == k => least.0.0,
+        _ => f32::NEG_INFINITY,
+    }
+}
+
 /// The id of term `text`, created when new.
 fn intern(
     term_ids: &mut FxHashMap<String, u32>,
@@ -1155,6 +1205,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A larger corpus in the shape of the benchmark's: near-copies of each tool (same words,
+    /// other order, renamed), a Zipf-like vocabulary, and removed tools whose postings are still
+    /// there, so that every pruning path runs (repeated checks, galloping, streaming).
+    #[test]
+    fn pruning_never_changes_the_results_on_near_copies_with_removals() {
+        let vocabulary: Vec<String> = (0..80).map(|i| format!("w{i}x")).collect();
+        let mut state = 0x2545_f491_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for scorer in [Scorer::default(), Scorer::TfIdf] {
+            let mut index = SearchIndex::new(SearchConfig {
+                scorer,
+                ..SearchConfig::default()
+            });
+            let originals: Vec<Vec<usize>> = (0..300)
+                .map(|_| {
+                    // Skewed: squaring a uniform pick favours low word numbers.
+                    (0..3 + next(12))
+                        .map(|_| {
+                            let r = next(80);
+                            r * r / 80
+                        })
+                        .collect()
+                })
+                .collect();
+            for copy in 0..10 {
+                for (i, words) in originals.iter().enumerate() {
+                    let mut words = words.clone();
+                    let len = words.len();
+                    words.rotate_left(copy % len);
+                    let text: Vec<&str> = words.iter().map(|w| vocabulary[*w].as_str()).collect();
+                    index.add(ToolDocument::new(format!("t{i}_c{copy}"), text.join(" ")));
+                }
+            }
+            for i in (0..300).step_by(7) {
+                index.remove(&format!("t{i}_c3"));
+            }
+            for _ in 0..60 {
+                let query: Vec<&str> = (0..1 + next(14))
+                    .map(|_| vocabulary[next(80)].as_str())
+                    .collect();
+                let query = query.join(" ");
+                for limit in [1, 5, 10, 37] {
+                    let pruned = index.rank_with(&query, &[], limit, true);
+                    let full = index.rank_with(&query, &[], limit, false);
+                    let names = |h: &[Hit]| h.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+                    assert_eq!(names(&pruned), names(&full), "{query} (limit {limit})");
+                    for (a, b) in pruned.iter().zip(&full) {
+                        assert_eq!(a.score, b.score, "{query} (limit {limit})");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn kth_best_is_the_kth_largest() {
+        let mut heap = BinaryHeap::new();
+        let scores = [3.0f32, 9.0, 1.0, 9.0, 4.0, 7.0, 0.5];
+        for k in 1..=scores.len() {
+            let mut sorted = scores.to_vec();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            assert_eq!(
+                kth_best(scores.iter().copied(), k, &mut heap),
+                sorted[k - 1]
+            );
+        }
+        assert_eq!(kth_best([1.0].into_iter(), 2, &mut heap), f32::NEG_INFINITY);
     }
 
     #[test]
