@@ -135,9 +135,7 @@ impl Tokenizer {
     pub fn for_each_segment(&self, text: &str, mut f: impl FnMut(Segment<'_>)) {
         // ASCII is its own NFKD and NFC form and has no CJK: skip straight to the words.
         if text.is_ascii() {
-            for word in text.unicode_words() {
-                f(Segment::Word(word));
-            }
+            ascii_words(text, |word| f(Segment::Word(word)));
             return;
         }
         // Combining marks are dropped from Latin and other alphabets (accents), but kept on kana
@@ -262,6 +260,51 @@ pub enum Segment<'a> {
     Cjk(&'a str),
 }
 
+/// The words of ASCII text, exactly as [`UnicodeSegmentation::unicode_words`] finds them
+/// (UAX #29 restricted to ASCII, checked against it by a property test), several times faster.
+///
+/// A word is a run of letters, digits and `_`, where `:`, `.` and `'` may join two letters and
+/// `,`, `;`, `.` and `'` two digits; runs of `_` alone are not words.
+fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    let bytes = text.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_word(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut alphanumeric = false;
+        loop {
+            let b = bytes[i];
+            alphanumeric |= b.is_ascii_alphanumeric();
+            i += 1;
+            let Some(&next) = bytes.get(i) else { break };
+            if is_word(next) {
+                continue;
+            }
+            // A joiner continues the word only between two letters or two digits.
+            let Some(&after) = bytes.get(i + 1) else {
+                break;
+            };
+            let joins = (b.is_ascii_alphabetic()
+                && after.is_ascii_alphabetic()
+                && matches!(next, b':' | b'.' | b'\''))
+                || (b.is_ascii_digit()
+                    && after.is_ascii_digit()
+                    && matches!(next, b',' | b';' | b'.' | b'\''));
+            if !joins {
+                break;
+            }
+            i += 1;
+        }
+        if alphanumeric {
+            f(&text[start..i]);
+        }
+    }
+}
+
 /// Overlapping bigrams of a CJK run; a lone character is one token.
 fn cjk_bigrams(run: &str, out: &mut Vec<Token>) {
     let chars: Vec<char> = run.chars().collect();
@@ -345,6 +388,43 @@ mod tests {
         );
         assert_eq!(split_identifier("utf8"), ["utf", "8"]);
         assert_eq!(split_identifier("plain"), ["plain"]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn ascii_words_are_the_unicode_words(text in "[a-cA-C0-2_.:',; \\-\n\r\t()/@#]{0,24}|[\\x00-\\x7f]{0,32}") {
+            let mut ours = Vec::new();
+            ascii_words(&text, |w| ours.push(w));
+            let theirs: Vec<&str> = text.unicode_words().collect();
+            proptest::prop_assert_eq!(ours, theirs);
+        }
+    }
+
+    #[test]
+    fn ascii_words_on_identifiers_and_numbers() {
+        let mut words = Vec::new();
+        ascii_words(
+            "read_file(path: 'a.txt') costs $1,000.50; e.g. __init__ x:y 3.a don't",
+            |w| words.push(w),
+        );
+        assert_eq!(
+            words,
+            [
+                "read_file",
+                "path",
+                "a.txt",
+                "costs",
+                "1,000.50",
+                "e.g",
+                "__init__",
+                "x:y",
+                "3",
+                "a",
+                "don't"
+            ]
+        );
     }
 
     #[test]
