@@ -168,9 +168,25 @@ struct Acc {
     matched: u32,
 }
 
+/// Buffers a query reuses, per thread.
+#[derive(Default)]
+struct Scratch {
+    /// Running score per document id.
+    accs: Vec<Acc>,
+    /// The documents with a running score.
+    touched: Vec<u32>,
+    /// For [`kth_best`].
+    best: BinaryHeap<Reverse<TotalF32>>,
+    /// The query's terms in max-score order: (query position, term, idf, bound).
+    order: Vec<(usize, u32, f32, f32)>,
+    /// What the terms from each position of `order` on can add at most, together.
+    remaining: Vec<f32>,
+    /// Results so far: (score, document id).
+    hits: Vec<(f32, u32)>,
+}
+
 thread_local! {
-    static SCRATCH: RefCell<(Vec<Acc>, Vec<u32>, BinaryHeap<Reverse<TotalF32>>)> =
-        const { RefCell::new((Vec::new(), Vec::new(), BinaryHeap::new())) };
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
     /// Query word parts no indexed document contains, with the term each became (`None` for a
     /// stop word): requests use words ("want", "looking", "information") that tool
     /// descriptions lack, and stemming them again was a fifth of a query's time on small
@@ -599,16 +615,19 @@ impl SearchIndex {
                         }
                         // A part no document has: its stem may still be a term (`looking`).
                         QUERY_PARTS.with_borrow_mut(|cache| {
-                            if !cache.contains_key(lower.as_str()) {
-                                if cache.len() >= QUERY_PARTS_CAPACITY {
-                                    cache.clear();
+                            let known = match cache.get(lower.as_str()) {
+                                Some(term) => term.as_deref().and_then(|t| self.term_ids.get(t)),
+                                None => {
+                                    if cache.len() >= QUERY_PARTS_CAPACITY {
+                                        cache.clear();
+                                    }
+                                    let term = self.tokenizer.term_of_lowercase(&lower);
+                                    let known = term.as_deref().and_then(|t| self.term_ids.get(t));
+                                    cache.insert(lower.as_str().into(), term.map(|t| t.into()));
+                                    known
                                 }
-                                let term = self.tokenizer.term_of_lowercase(&lower);
-                                cache.insert(lower.as_str().into(), term.map(|t| t.into()));
-                            }
-                            if let Some(Some(term)) = cache.get(lower.as_str())
-                                && let Some(&t) = self.term_ids.get(&**term)
-                            {
+                            };
+                            if let Some(&t) = known {
                                 push(t);
                             }
                         });
@@ -715,26 +734,36 @@ impl SearchIndex {
         let exact = self.exact_bonus(text);
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let (accs, touched, best) = &mut *scratch;
+            let Scratch {
+                accs,
+                touched,
+                best,
+                order,
+                remaining,
+                hits,
+            } = &mut *scratch;
             if accs.len() < self.docs.len() {
                 accs.resize(self.docs.len(), Acc::default());
             }
             touched.clear();
             // Terms in decreasing order of the most they can add (max-score order), each with
             // its bit in `matched` (query order) and its idf.
-            let mut order: Vec<(usize, u32, f32, f32)> = terms
-                .iter()
-                .enumerate()
-                .filter(|(_, (term, _))| self.terms[*term as usize].df > 0)
-                .map(|(i, (term, _))| {
-                    let entry = &self.terms[*term as usize];
-                    let idf = self.idf(entry.df);
-                    (i, *term, idf, self.max_term_score(entry, idf, avg_length))
-                })
-                .collect();
+            order.clear();
+            order.extend(
+                terms
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (term, _))| self.terms[*term as usize].df > 0)
+                    .map(|(i, (term, _))| {
+                        let entry = &self.terms[*term as usize];
+                        let idf = self.idf(entry.df);
+                        (i, *term, idf, self.max_term_score(entry, idf, avg_length))
+                    }),
+            );
             order.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
             // What the terms from each position on can add at most, together.
-            let mut remaining: Vec<f32> = vec![0.0; order.len() + 1];
+            remaining.clear();
+            remaining.resize(order.len() + 1, 0.0);
             for j in (0..order.len()).rev() {
                 remaining[j] = remaining[j + 1] + order[j].3;
             }
@@ -862,7 +891,7 @@ impl SearchIndex {
                     }
                 }
             }
-            let mut hits: Vec<(f32, u32)> = Vec::with_capacity(touched.len().min(4 * limit + 16));
+            hits.clear();
             let mut floor = f32::NEG_INFINITY;
             for &id in touched.iter() {
                 let acc = std::mem::take(&mut accs[id as usize]);
@@ -904,8 +933,8 @@ impl SearchIndex {
                 hits.truncate(limit);
             }
             hits.sort_by(by_rank);
-            hits.into_iter()
-                .map(|(score, id)| Hit {
+            hits.iter()
+                .map(|&(score, id)| Hit {
                     name: self.name_of(id).to_owned(),
                     score,
                 })
