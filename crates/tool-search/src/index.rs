@@ -7,11 +7,10 @@ use std::fmt;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
 use crate::error::SearchError;
+use crate::lexicon::{Analysed, FIELDS, FieldCounts, Lexicon, NO_TERM, group};
 use crate::query::{Query, QueryKind};
 use crate::tokenizer::{Segment, Token, Tokenizer, lowercase_into};
 use rustc_hash::FxHashMap;
-
-const FIELDS: usize = Field::ALL.len();
 
 /// BM25+ parameters (Lv and Zhai, "Lower-bounding term frequency normalization", CIKM 2011).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -198,11 +197,19 @@ thread_local! {
         RefCell::new(FxHashMap::default());
 }
 
-/// A word part that is no term (a stop word).
-const NO_TERM: u32 = u32::MAX;
-
 /// Entries [`QUERY_PARTS`] holds before it is cleared.
 const QUERY_PARTS_CAPACITY: usize = 4096;
+
+/// [`SearchIndex::from_documents`] takes another thread for each this many tools...
+const MIN_DOCS_PER_THREAD: usize = 256;
+/// ... up to this many threads (and no more than the machine has).
+const MAX_BUILD_THREADS: usize = 8;
+
+/// A share of a batch of tools being cut into terms.
+enum Share {
+    Thread(std::thread::JoinHandle<(Lexicon, Analysed, Vec<ToolDocument>)>),
+    Here(Vec<ToolDocument>),
+}
 
 /// An inverted index of tool documents, updated in place.
 ///
@@ -210,16 +217,9 @@ const QUERY_PARTS_CAPACITY: usize = 4096;
 /// postings of its terms.
 pub struct SearchIndex {
     config: SearchConfig,
-    tokenizer: Tokenizer,
-    term_ids: FxHashMap<String, u32>,
+    lexicon: Lexicon,
+    /// By term id.
     terms: Vec<TermEntry>,
-    /// What each word seen in a document became (its terms, in order): the same words recur
-    /// across tools, so splitting and stemming each only once makes building several times
-    /// faster, and queries look their words up here first.
-    word_terms: FxHashMap<Box<str>, Box<[u32]>>,
-    /// What each lowercase word part became ([`NO_TERM`] for a stop word): parts recur across
-    /// words (`read_file`, `readFile`, `Read`), and each is stemmed only once.
-    part_terms: FxHashMap<Box<str>, u32>,
     docs: Vec<Option<DocEntry>>,
     /// `lnc` norm per document id, for TF-IDF.
     norms: Vec<f32>,
@@ -239,7 +239,7 @@ impl fmt::Debug for SearchIndex {
         f.debug_struct("SearchIndex")
             .field("config", &self.config)
             .field("tools", &self.live)
-            .field("terms", &self.term_ids.len())
+            .field("terms", &self.terms.len())
             .finish()
     }
 }
@@ -255,11 +255,8 @@ impl SearchIndex {
     pub fn new(config: SearchConfig) -> Self {
         Self {
             config,
-            tokenizer: Tokenizer::new(),
-            term_ids: FxHashMap::default(),
+            lexicon: Lexicon::new(Tokenizer::new()),
             terms: Vec::new(),
-            word_terms: FxHashMap::default(),
-            part_terms: FxHashMap::default(),
             docs: Vec::new(),
             norms: Vec::new(),
             by_name: FxHashMap::default(),
@@ -273,16 +270,104 @@ impl SearchIndex {
         }
     }
 
-    /// An index of `docs`.
+    /// An index of `docs`, as if each were [added](SearchIndex::add) in order (a later tool
+    /// replaces an earlier one of the same name).
+    ///
+    /// Large batches are cut into terms on several threads, each with its own vocabulary; the
+    /// vocabularies are then merged in document order, so the index is the one adding the tools
+    /// one by one would build, term ids included.
     pub fn from_documents(
         config: SearchConfig,
         docs: impl IntoIterator<Item = ToolDocument>,
     ) -> Self {
+        let docs: Vec<ToolDocument> = docs.into_iter().collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(MAX_BUILD_THREADS)
+            .min(docs.len() / MIN_DOCS_PER_THREAD)
+            .max(1);
+        Self::build(config, docs, threads)
+    }
+
+    /// [`SearchIndex::from_documents`] on `threads` threads.
+    fn build(config: SearchConfig, mut docs: Vec<ToolDocument>, threads: usize) -> Self {
         let mut index = Self::new(config);
-        for doc in docs {
-            index.add(doc);
+        let weights = index.config.weights;
+        let tokenizer = index.lexicon.tokenizer.clone();
+        index.docs.reserve(docs.len());
+        index.norms.reserve(docs.len());
+        index.by_name.reserve(docs.len());
+        index.by_key.reserve(docs.len());
+        // Shares of about equal text; later ones are split off from the end.
+        let mut shares = Vec::new();
+        for end in share_ends(&docs, threads).into_iter().rev().skip(1) {
+            shares.push(docs.split_off(end));
+        }
+        shares.reverse();
+        let analyse = move |docs: Vec<ToolDocument>, tokenizer: Tokenizer| {
+            let mut lexicon = Lexicon::new(tokenizer);
+            let analysed = lexicon.analyze_all(&docs, &weights);
+            (lexicon, analysed, docs)
+        };
+        let pending: Vec<Share> = shares
+            .into_iter()
+            .map(|share| {
+                let tokenizer = tokenizer.clone();
+                // The share goes to the thread only once it runs: without a thread, it stays
+                // here, to be cut on this one.
+                let (send, receive) = std::sync::mpsc::channel::<Vec<ToolDocument>>();
+                let spawned = std::thread::Builder::new()
+                    .name("tool-search-build".into())
+                    .spawn(move || {
+                        let share = receive.recv().unwrap_or_default();
+                        analyse(share, tokenizer)
+                    });
+                match spawned {
+                    Ok(thread) => match send.send(share) {
+                        Ok(()) => Share::Thread(thread),
+                        Err(unsent) => Share::Here(unsent.0),
+                    },
+                    Err(_) => Share::Here(share),
+                }
+            })
+            .collect();
+        let first = index.lexicon.analyze_all(&docs, &weights);
+        index.sync_terms();
+        index.reserve_postings(&first);
+        index.commit(docs, &first);
+        for share in pending {
+            let (lexicon, mut analysed, docs) = match share {
+                Share::Thread(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Share::Here(docs) => analyse(docs, tokenizer.clone()),
+            };
+            index.lexicon.absorb(lexicon, &mut analysed);
+            index.sync_terms();
+            index.reserve_postings(&analysed);
+            index.commit(docs, &analysed);
         }
         index
+    }
+
+    /// Makes room in each posting list for the documents of `analysed`, once.
+    fn reserve_postings(&mut self, analysed: &Analysed) {
+        let mut df = vec![0u32; self.terms.len()];
+        for (term, _) in &analysed.counts {
+            df[*term as usize] += 1;
+        }
+        for (entry, df) in self.terms.iter_mut().zip(df) {
+            if df > 0 {
+                entry.postings.reserve_exact(df as usize);
+            }
+        }
+    }
+
+    /// Adds `docs`, cut into terms by the lexicon (`analysed`), in order.
+    fn commit(&mut self, docs: Vec<ToolDocument>, analysed: &Analysed) {
+        for (doc, (length, counts)) in docs.into_iter().zip(analysed.iter()) {
+            self.insert(doc, length, counts);
+        }
     }
 
     /// The configuration.
@@ -324,38 +409,42 @@ impl SearchIndex {
 
     /// Adds a tool, replacing any tool of the same name.
     pub fn add(&mut self, doc: ToolDocument) {
+        let mut counts = Vec::new();
+        let length = self
+            .lexicon
+            .analyze(&doc, &self.config.weights, &mut counts);
+        self.sync_terms();
+        self.insert(doc, length, &counts);
+    }
+
+    /// Gives each term the lexicon created since the last call its (empty) entry.
+    fn sync_terms(&mut self) {
+        let known = self.terms.len();
+        self.terms
+            .extend(self.lexicon.cjk[known..].iter().map(|&cjk| TermEntry {
+                postings: Vec::new(),
+                df: 0,
+                max_tf: 0.0,
+                min_length: f32::INFINITY,
+                cjk,
+            }));
+    }
+
+    /// Adds `doc`, already cut into terms (`counts`, sorted by term) of weighted length `length`,
+    /// replacing any tool of the same name.
+    fn insert(&mut self, doc: ToolDocument, length: f32, counts: &[FieldCounts]) {
         self.remove(&doc.name);
         let id = self.docs.len() as u32;
         let weights = self.config.weights;
-        // (term, field) for every token of the document, then grouped by term.
-        let mut occurrences: Vec<(u32, u8)> = Vec::new();
-        let mut length = 0.0f32;
-        for field in Field::ALL {
-            let before = occurrences.len();
-            doc.for_each_field_text(field, |text| {
-                self.intern_text(text, field.index() as u8, &mut occurrences);
-            });
-            length += weights.get(field) * (occurrences.len() - before) as f32;
-        }
-        occurrences.sort_unstable();
-        let mut term_list = Vec::new();
+        let mut term_list = Vec::with_capacity(counts.len());
         let mut norm = 0.0f32;
-        let mut i = 0;
-        while i < occurrences.len() {
-            let term = occurrences[i].0;
-            let mut tf = [0u16; FIELDS];
-            while let Some(&(t, field)) = occurrences.get(i)
-                && t == term
-            {
-                tf[field as usize] = tf[field as usize].saturating_add(1);
-                i += 1;
-            }
-            let weighted = weighted_tf(&tf, &weights);
+        for (term, tf) in counts {
+            let weighted = weighted_tf(tf, &weights);
             if weighted <= 0.0 {
                 continue;
             }
             norm += (1.0 + weighted).ln().powi(2);
-            let entry = &mut self.terms[term as usize];
+            let entry = &mut self.terms[*term as usize];
             entry.postings.push(Posting {
                 doc: id,
                 weighted_tf: weighted,
@@ -364,7 +453,7 @@ impl SearchIndex {
             entry.df += 1;
             entry.max_tf = entry.max_tf.max(weighted);
             entry.min_length = entry.min_length.min(length);
-            term_list.push(term);
+            term_list.push(*term);
         }
         self.live_postings += term_list.len();
         for key in std::iter::once(&doc.name).chain(&doc.aliases) {
@@ -389,57 +478,6 @@ impl SearchIndex {
             norm,
             terms: term_list,
         }));
-    }
-
-    /// Appends `(term, field)` for each token of `text`, creating terms not seen before.
-    fn intern_text(&mut self, text: &str, field: u8, out: &mut Vec<(u32, u8)>) {
-        let Self {
-            tokenizer,
-            term_ids,
-            terms,
-            word_terms,
-            part_terms,
-            ..
-        } = self;
-        let mut lower = String::new();
-        let mut ids = Vec::new();
-        let mut tokens = Vec::new();
-        tokenizer.for_each_segment(text, |segment| match segment {
-            Segment::Word(word) => {
-                if let Some(ids) = word_terms.get(word) {
-                    out.extend(ids.iter().map(|&t| (t, field)));
-                    return;
-                }
-                ids.clear();
-                tokenizer.for_each_part(word, |part| {
-                    lowercase_into(part, &mut lower);
-                    let t = match part_terms.get(lower.as_str()) {
-                        Some(&t) => t,
-                        None => {
-                            let t = tokenizer
-                                .term_of_lowercase(&lower)
-                                .map_or(NO_TERM, |term| intern(term_ids, terms, &term, false));
-                            part_terms.insert(lower.as_str().into(), t);
-                            t
-                        }
-                    };
-                    if t != NO_TERM {
-                        ids.push(t);
-                    }
-                });
-                out.extend(ids.iter().map(|&t| (t, field)));
-                word_terms.insert(word.into(), ids.as_slice().into());
-            }
-            Segment::Cjk(run) => {
-                tokens.clear();
-                tokenizer.cjk_bigrams(run, &mut tokens);
-                out.extend(
-                    tokens
-                        .iter()
-                        .map(|t| (intern(term_ids, terms, &t.text, true), field)),
-                );
-            }
-        });
     }
 
     /// Removes a tool; returns whether it was there.
@@ -579,8 +617,11 @@ impl SearchIndex {
     /// is in no tool.
     fn query_terms(&self, text: &str, required: &[String]) -> (Vec<(u32, bool)>, usize) {
         let mut required_terms = Vec::new();
-        for token in required.iter().flat_map(|w| self.tokenizer.tokenize(w)) {
-            match self.term_ids.get(&token.text) {
+        for token in required
+            .iter()
+            .flat_map(|w| self.lexicon.tokenizer.tokenize(w))
+        {
+            match self.lexicon.term_ids.get(&token.text) {
                 Some(&t) => required_terms.push(t),
                 // A required word no tool contains: nothing can match.
                 None => return (Vec::new(), 0),
@@ -595,16 +636,17 @@ impl SearchIndex {
         let mut cjk_seen: Vec<Token> = Vec::new();
         let mut tokens = Vec::new();
         let mut lower = String::new();
-        self.tokenizer
+        self.lexicon
+            .tokenizer
             .for_each_segment(text, |segment| match segment {
                 Segment::Word(word) => {
-                    if let Some(ids) = self.word_terms.get(word) {
+                    if let Some(ids) = self.lexicon.word_terms.get(word) {
                         ids.iter().for_each(|&t| push(t));
                         return;
                     }
-                    self.tokenizer.for_each_part(word, |part| {
+                    self.lexicon.tokenizer.for_each_part(word, |part| {
                         lowercase_into(part, &mut lower);
-                        if let Some(&t) = self.part_terms.get(lower.as_str()) {
+                        if let Some(&t) = self.lexicon.part_terms.get(lower.as_str()) {
                             if t != NO_TERM {
                                 push(t);
                             }
@@ -613,13 +655,16 @@ impl SearchIndex {
                         // A part no document has: its stem may still be a term (`looking`).
                         QUERY_PARTS.with_borrow_mut(|cache| {
                             let known = match cache.get(lower.as_str()) {
-                                Some(term) => term.as_deref().and_then(|t| self.term_ids.get(t)),
+                                Some(term) => {
+                                    term.as_deref().and_then(|t| self.lexicon.term_ids.get(t))
+                                }
                                 None => {
                                     if cache.len() >= QUERY_PARTS_CAPACITY {
                                         cache.clear();
                                     }
-                                    let term = self.tokenizer.term_of_lowercase(&lower);
-                                    let known = term.as_deref().and_then(|t| self.term_ids.get(t));
+                                    let term = self.lexicon.tokenizer.term_of_lowercase(&lower);
+                                    let known =
+                                        term.as_deref().and_then(|t| self.lexicon.term_ids.get(t));
                                     cache.insert(lower.as_str().into(), term.map(|t| t.into()));
                                     known
                                 }
@@ -632,9 +677,9 @@ impl SearchIndex {
                 }
                 Segment::Cjk(run) => {
                     tokens.clear();
-                    self.tokenizer.cjk_bigrams(run, &mut tokens);
+                    self.lexicon.tokenizer.cjk_bigrams(run, &mut tokens);
                     for token in tokens.drain(..) {
-                        if let Some(&t) = self.term_ids.get(&token.text) {
+                        if let Some(&t) = self.lexicon.term_ids.get(&token.text) {
                             push(t);
                         }
                         if !cjk_seen.contains(&token) {
@@ -949,7 +994,8 @@ impl SearchIndex {
     pub fn suggest(&self, name: &str, limit: usize) -> Vec<String> {
         let wanted = name.to_lowercase();
         let words = |text: &str| -> BTreeSet<String> {
-            self.tokenizer
+            self.lexicon
+                .tokenizer
                 .tokenize(text)
                 .into_iter()
                 .map(|t| t.text)
@@ -980,33 +1026,24 @@ impl SearchIndex {
     }
 
     /// Each term of an indexed document with its frequency in each field, sorted by term.
-    fn field_counts(&self, doc: &ToolDocument) -> Vec<(u32, [u16; FIELDS])> {
-        let mut occurrences = Vec::new();
+    fn field_counts(&self, doc: &ToolDocument) -> Vec<FieldCounts> {
+        let mut occurrences: Vec<(u32, u8)> = Vec::new();
         let mut tokens = Vec::new();
         for field in Field::ALL {
             doc.for_each_field_text(field, |text| {
                 tokens.clear();
-                self.tokenizer.tokenize_into(text, &mut tokens);
+                self.lexicon.tokenizer.tokenize_into(text, &mut tokens);
                 occurrences.extend(
                     tokens
                         .iter()
-                        .filter_map(|t| self.term_ids.get(&t.text))
-                        .map(|&t| (t, field.index())),
+                        .filter_map(|t| self.lexicon.term_ids.get(&t.text))
+                        .map(|&t| (t, field.index() as u8)),
                 );
             });
         }
         occurrences.sort_unstable();
-        let mut counts: Vec<(u32, [u16; FIELDS])> = Vec::new();
-        for (term, field) in occurrences {
-            match counts.last_mut() {
-                Some((t, tf)) if *t == term => tf[field] = tf[field].saturating_add(1),
-                _ => {
-                    let mut tf = [0; FIELDS];
-                    tf[field] = 1;
-                    counts.push((term, tf));
-                }
-            }
-        }
+        let mut counts = Vec::new();
+        group(&occurrences, &mut counts);
         counts
     }
 
@@ -1030,6 +1067,7 @@ impl SearchIndex {
         let weights = self.config.weights;
         let avg_length = self.avg_length();
         let reverse: HashMap<u32, &str> = self
+            .lexicon
             .term_ids
             .iter()
             .map(|(k, v)| (*v, k.as_str()))
@@ -1129,26 +1167,29 @@ fn kth_best(
     }
 }
 
-/// The id of term `text`, created when new.
-fn intern(
-    term_ids: &mut FxHashMap<String, u32>,
-    terms: &mut Vec<TermEntry>,
-    text: &str,
-    cjk: bool,
-) -> u32 {
-    if let Some(&t) = term_ids.get(text) {
-        return t;
+/// Where each of `threads` shares of `docs`, with about as much text each, ends.
+fn share_ends(docs: &[ToolDocument], threads: usize) -> Vec<usize> {
+    let sizes: Vec<usize> = docs
+        .iter()
+        .map(|doc| {
+            let mut size = 0;
+            for field in Field::ALL {
+                doc.for_each_field_text(field, |text| size += text.len());
+            }
+            size
+        })
+        .collect();
+    let total: usize = sizes.iter().sum();
+    let mut ends = Vec::with_capacity(threads);
+    let mut done = 0;
+    for (i, size) in sizes.iter().enumerate() {
+        if ends.len() + 1 < threads && done * threads >= total * (ends.len() + 1) {
+            ends.push(i);
+        }
+        done += size;
     }
-    let t = terms.len() as u32;
-    term_ids.insert(text.to_owned(), t);
-    terms.push(TermEntry {
-        postings: Vec::new(),
-        df: 0,
-        max_tf: 0.0,
-        min_length: f32::INFINITY,
-        cjk,
-    });
-    t
+    ends.resize(threads, docs.len());
+    ends
 }
 
 /// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.
@@ -1179,6 +1220,7 @@ fn weighted_tf(tf: &[u16; FIELDS], weights: &FieldWeights) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::Parameter;
 
     /// A corpus where common words have long postings and rare ones short, so that pruning
     /// kicks in.
@@ -1289,6 +1331,112 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Everything an index holds, with floats as bits: two indexes that agree here rank alike.
+    fn state(index: &SearchIndex) -> impl PartialEq + fmt::Debug {
+        let mut word_terms: Vec<_> = index.lexicon.word_terms.iter().collect();
+        word_terms.sort();
+        let mut part_terms: Vec<_> = index.lexicon.part_terms.iter().collect();
+        part_terms.sort();
+        let mut term_ids: Vec<_> = index.lexicon.term_ids.iter().collect();
+        term_ids.sort();
+        let terms: Vec<_> = index
+            .terms
+            .iter()
+            .map(|t| {
+                let postings: Vec<_> = t
+                    .postings
+                    .iter()
+                    .map(|p| (p.doc, p.weighted_tf.to_bits(), p.length.to_bits()))
+                    .collect();
+                (
+                    postings,
+                    t.df,
+                    t.max_tf.to_bits(),
+                    t.min_length.to_bits(),
+                    t.cjk,
+                )
+            })
+            .collect();
+        let docs: Vec<_> = index
+            .docs
+            .iter()
+            .map(|d| {
+                d.as_ref().map(|d| {
+                    (
+                        d.doc.clone(),
+                        d.length.to_bits(),
+                        d.norm.to_bits(),
+                        d.terms.clone(),
+                    )
+                })
+            })
+            .collect();
+        let norms: Vec<u32> = index.norms.iter().map(|n| n.to_bits()).collect();
+        let mut by_name: Vec<_> = index.by_name.iter().collect();
+        by_name.sort();
+        let mut by_key: Vec<_> = index.by_key.iter().collect();
+        by_key.sort();
+        format!(
+            "{term_ids:?} {word_terms:?} {part_terms:?} {:?} {terms:?} {docs:?} {norms:?} \
+             {by_name:?} {by_key:?} {:?} {} {} {} {} {}",
+            index.lexicon.cjk,
+            index.by_server,
+            index.live,
+            index.total_length.to_bits(),
+            index.dead_postings,
+            index.live_postings,
+            index.longest_key,
+        )
+    }
+
+    #[test]
+    fn a_batch_cut_on_threads_is_the_index_adds_build() {
+        let words = [
+            "read",
+            "files",
+            "the",
+            "HTTPServer",
+            "get_user",
+            "mcp__github__create_issue",
+            "Reading",
+            "天气预报",
+            "查询",
+            "ファイル",
+            "검색",
+            "of",
+            "utf8",
+            "café",
+            "readFile",
+        ];
+        // Names repeat within a thread's share and across shares: later tools replace earlier.
+        let docs: Vec<ToolDocument> = (0..700)
+            .map(|i: usize| {
+                let text: Vec<&str> = (0..2 + i % 9)
+                    .map(|k| words[(i * 7 + k * k) % words.len()])
+                    .collect();
+                let mut doc =
+                    ToolDocument::new(format!("tool_{}", i % 610), text.join(" ")).with_parameter(
+                        Parameter::described(words[i % words.len()], words[(i + 3) % words.len()]),
+                    );
+                if i.is_multiple_of(5) {
+                    doc = doc.with_server(format!("srv{}", i % 3), format!("t{i}"));
+                }
+                if i.is_multiple_of(11) {
+                    doc.aliases.push(format!("Alias{}", i % 17));
+                }
+                doc
+            })
+            .collect();
+        let mut one_by_one = SearchIndex::default();
+        for doc in docs.clone() {
+            one_by_one.add(doc);
+        }
+        for threads in [1, 2, 3, 8] {
+            let batch = SearchIndex::build(SearchConfig::default(), docs.clone(), threads);
+            assert_eq!(state(&batch), state(&one_by_one), "{threads} threads");
         }
     }
 

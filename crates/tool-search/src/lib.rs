@@ -31,6 +31,7 @@
 mod document;
 mod error;
 mod index;
+mod lexicon;
 mod query;
 mod tokenizer;
 

@@ -267,43 +267,72 @@ pub enum Segment<'a> {
 /// `,`, `;`, `.` and `'` two digits; runs of `_` alone are not words.
 fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
     let bytes = text.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let class = |i: usize| ASCII_CLASS[usize::from(bytes[i])];
     let mut i = 0;
     while i < bytes.len() {
-        if !is_word(bytes[i]) {
+        if class(i) & WORD == 0 {
             i += 1;
             continue;
         }
         let start = i;
-        let mut alphanumeric = false;
+        let mut seen = 0;
         loop {
-            let b = bytes[i];
-            alphanumeric |= b.is_ascii_alphanumeric();
-            i += 1;
-            let Some(&next) = bytes.get(i) else { break };
-            if is_word(next) {
-                continue;
+            while i < bytes.len() && class(i) & WORD != 0 {
+                seen |= class(i);
+                i += 1;
             }
             // A joiner continues the word only between two letters or two digits.
-            let Some(&after) = bytes.get(i + 1) else {
+            if i + 1 >= bytes.len() {
                 break;
-            };
-            let joins = (b.is_ascii_alphabetic()
-                && after.is_ascii_alphabetic()
-                && matches!(next, b':' | b'.' | b'\''))
-                || (b.is_ascii_digit()
-                    && after.is_ascii_digit()
-                    && matches!(next, b',' | b';' | b'.' | b'\''));
+            }
+            let around = class(i - 1) & class(i + 1);
+            let joiner = class(i);
+            let joins = (around & LETTER != 0 && joiner & JOINS_LETTERS != 0)
+                || (around & DIGIT != 0 && joiner & JOINS_DIGITS != 0);
             if !joins {
                 break;
             }
             i += 1;
         }
-        if alphanumeric {
+        if seen & (LETTER | DIGIT) != 0 {
             f(&text[start..i]);
         }
     }
 }
+
+const LETTER: u8 = 1;
+const DIGIT: u8 = 2;
+const UNDERSCORE: u8 = 4;
+/// Bytes that are part of a word.
+const WORD: u8 = LETTER | DIGIT | UNDERSCORE;
+/// `:`, `.`, `'`: join two letters.
+const JOINS_LETTERS: u8 = 8;
+/// `,`, `;`, `.`, `'`: join two digits.
+const JOINS_DIGITS: u8 = 16;
+
+/// What each byte is to [`ascii_words`].
+static ASCII_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = if c.is_ascii_alphabetic() {
+            LETTER
+        } else if c.is_ascii_digit() {
+            DIGIT
+        } else {
+            match c {
+                b'_' => UNDERSCORE,
+                b':' => JOINS_LETTERS,
+                b'.' | b'\'' => JOINS_LETTERS | JOINS_DIGITS,
+                b',' | b';' => JOINS_DIGITS,
+                _ => 0,
+            }
+        };
+        b += 1;
+    }
+    table
+};
 
 /// Overlapping bigrams of a CJK run; a lone character is one token.
 fn cjk_bigrams(run: &str, out: &mut Vec<Token>) {

@@ -1,0 +1,255 @@
+//! The vocabulary of an index: term ids, and what each word and word part became, so that each
+//! is split and stemmed only once.
+
+use rustc_hash::FxHashMap;
+
+use crate::document::{Field, FieldWeights, ToolDocument};
+use crate::tokenizer::{Segment, Token, Tokenizer, lowercase_into};
+
+pub(crate) const FIELDS: usize = Field::ALL.len();
+
+/// A word part that is no term (a stop word).
+pub(crate) const NO_TERM: u32 = u32::MAX;
+
+/// A term of a document with its frequency in each field.
+pub(crate) type FieldCounts = (u32, [u16; FIELDS]);
+
+/// Term ids, assigned in the order terms are first seen, and the memos that map text to them.
+#[derive(Debug)]
+pub(crate) struct Lexicon {
+    pub(crate) tokenizer: Tokenizer,
+    pub(crate) term_ids: FxHashMap<String, u32>,
+    /// Whether each term, by id, is a CJK bigram.
+    pub(crate) cjk: Vec<bool>,
+    /// What each word seen in a document became (its terms, in order): the same words recur
+    /// across tools, so splitting and stemming each only once makes building several times
+    /// faster, and queries look their words up here first.
+    pub(crate) word_terms: FxHashMap<Box<str>, Box<[u32]>>,
+    /// What each lowercase word part became ([`NO_TERM`] for a stop word): parts recur across
+    /// words (`read_file`, `readFile`, `Read`), and each is stemmed only once.
+    pub(crate) part_terms: FxHashMap<Box<str>, u32>,
+    /// Buffers reused from one text to the next.
+    scratch: Scratch,
+}
+
+#[derive(Debug, Default)]
+struct Scratch {
+    /// (term, field) for each token of a document.
+    occurrences: Vec<(u32, u8)>,
+    lower: String,
+    ids: Vec<u32>,
+    tokens: Vec<Token>,
+}
+
+/// Documents cut into terms, one after another.
+#[derive(Debug, Default)]
+pub(crate) struct Analysed {
+    /// Per document: its weighted length and where its terms end in `counts`.
+    pub(crate) docs: Vec<(f32, usize)>,
+    /// Each document's terms, sorted by term.
+    pub(crate) counts: Vec<FieldCounts>,
+}
+
+impl Analysed {
+    /// Each document's weighted length and terms, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (f32, &[FieldCounts])> {
+        let mut start = 0;
+        self.docs.iter().map(move |&(length, end)| {
+            let counts = &self.counts[start..end];
+            start = end;
+            (length, counts)
+        })
+    }
+
+    /// Each document's terms, mutably.
+    fn for_each_doc_mut(&mut self, mut f: impl FnMut(&mut [FieldCounts])) {
+        let mut start = 0;
+        for &(_, end) in &self.docs {
+            f(&mut self.counts[start..end]);
+            start = end;
+        }
+    }
+}
+
+impl Lexicon {
+    pub(crate) fn new(tokenizer: Tokenizer) -> Self {
+        Self {
+            tokenizer,
+            term_ids: FxHashMap::default(),
+            cjk: Vec::new(),
+            word_terms: FxHashMap::default(),
+            part_terms: FxHashMap::default(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// Cuts `doc` into terms, creating those not seen before: appends its terms, sorted, to
+    /// `out` and returns its weighted length (Σ field weight × tokens in the field).
+    pub(crate) fn analyze(
+        &mut self,
+        doc: &ToolDocument,
+        weights: &FieldWeights,
+        out: &mut Vec<FieldCounts>,
+    ) -> f32 {
+        let mut occurrences = std::mem::take(&mut self.scratch.occurrences);
+        occurrences.clear();
+        let mut length = 0.0f32;
+        for field in Field::ALL {
+            let before = occurrences.len();
+            doc.for_each_field_text(field, |text| {
+                self.intern_text(text, field.index() as u8, &mut occurrences);
+            });
+            length += weights.get(field) * (occurrences.len() - before) as f32;
+        }
+        occurrences.sort_unstable();
+        group(&occurrences, out);
+        self.scratch.occurrences = occurrences;
+        length
+    }
+
+    /// [`Lexicon::analyze`] for each of `docs`.
+    pub(crate) fn analyze_all(
+        &mut self,
+        docs: &[ToolDocument],
+        weights: &FieldWeights,
+    ) -> Analysed {
+        let mut analysed = Analysed {
+            docs: Vec::with_capacity(docs.len()),
+            counts: Vec::new(),
+        };
+        for doc in docs {
+            let length = self.analyze(doc, weights, &mut analysed.counts);
+            analysed.docs.push((length, analysed.counts.len()));
+        }
+        analysed
+    }
+
+    /// Takes in `other`, built from documents that come after this lexicon's, and renumbers the
+    /// terms of `analysed` (its documents) to this lexicon's ids. Terms new here get ids in the
+    /// order `other` created them, so the ids are those that adding every document to one
+    /// lexicon, in order, would have given.
+    pub(crate) fn absorb(&mut self, other: Lexicon, analysed: &mut Analysed) {
+        let Lexicon {
+            term_ids,
+            cjk,
+            word_terms,
+            part_terms,
+            ..
+        } = other;
+        let mut by_id: Vec<(u32, String)> = term_ids.into_iter().map(|(t, id)| (id, t)).collect();
+        by_id.sort_unstable_by_key(|(id, _)| *id);
+        let mut remap = vec![NO_TERM; cjk.len()];
+        for (id, text) in by_id {
+            let id = id as usize;
+            remap[id] = match self.term_ids.get(text.as_str()) {
+                Some(&t) => t,
+                None => {
+                    let t = self.cjk.len() as u32;
+                    self.cjk.push(cjk[id]);
+                    self.term_ids.insert(text, t);
+                    t
+                }
+            };
+        }
+        let renumber = |t: u32| remap.get(t as usize).copied().unwrap_or(NO_TERM);
+        for (part, t) in part_terms {
+            self.part_terms.entry(part).or_insert_with(|| renumber(t));
+        }
+        for (word, mut ids) in word_terms {
+            self.word_terms.entry(word).or_insert_with(|| {
+                ids.iter_mut().for_each(|t| *t = renumber(*t));
+                ids
+            });
+        }
+        analysed.for_each_doc_mut(|counts| {
+            counts.iter_mut().for_each(|(t, _)| *t = renumber(*t));
+            counts.sort_unstable_by_key(|(t, _)| *t);
+        });
+    }
+
+    /// Appends `(term, field)` for each token of `text`, creating terms not seen before.
+    fn intern_text(&mut self, text: &str, field: u8, out: &mut Vec<(u32, u8)>) {
+        let Self {
+            tokenizer,
+            term_ids,
+            cjk,
+            word_terms,
+            part_terms,
+            scratch,
+        } = self;
+        let Scratch {
+            lower, ids, tokens, ..
+        } = scratch;
+        tokenizer.for_each_segment(text, |segment| match segment {
+            Segment::Word(word) => {
+                if let Some(ids) = word_terms.get(word) {
+                    out.extend(ids.iter().map(|&t| (t, field)));
+                    return;
+                }
+                ids.clear();
+                tokenizer.for_each_part(word, |part| {
+                    lowercase_into(part, lower);
+                    let t = match part_terms.get(lower.as_str()) {
+                        Some(&t) => t,
+                        None => {
+                            let t = tokenizer
+                                .term_of_lowercase(lower)
+                                .map_or(NO_TERM, |term| intern(term_ids, cjk, &term, false));
+                            part_terms.insert(lower.as_str().into(), t);
+                            t
+                        }
+                    };
+                    if t != NO_TERM {
+                        ids.push(t);
+                    }
+                });
+                out.extend(ids.iter().map(|&t| (t, field)));
+                word_terms.insert(word.into(), ids.as_slice().into());
+            }
+            Segment::Cjk(run) => {
+                tokens.clear();
+                tokenizer.cjk_bigrams(run, tokens);
+                out.extend(
+                    tokens
+                        .iter()
+                        .map(|t| (intern(term_ids, cjk, &t.text, true), field)),
+                );
+            }
+        });
+    }
+}
+
+/// The id of term `text`, created when new.
+fn intern(
+    term_ids: &mut FxHashMap<String, u32>,
+    cjk: &mut Vec<bool>,
+    text: &str,
+    is_cjk: bool,
+) -> u32 {
+    if let Some(&t) = term_ids.get(text) {
+        return t;
+    }
+    let t = cjk.len() as u32;
+    term_ids.insert(text.to_owned(), t);
+    cjk.push(is_cjk);
+    t
+}
+
+/// Appends each term of `occurrences` (sorted) with its frequency in each field to `out`.
+pub(crate) fn group(occurrences: &[(u32, u8)], out: &mut Vec<FieldCounts>) {
+    let start = out.len();
+    for &(term, field) in occurrences {
+        let field = usize::from(field);
+        let len = out.len();
+        match out.last_mut() {
+            Some((t, tf)) if len > start && *t == term => {
+                tf[field] = tf[field].saturating_add(1);
+            }
+            _ => {
+                let mut tf = [0; FIELDS];
+                tf[field] = 1;
+                out.push((term, tf));
+            }
+        }
+    }
+}
