@@ -294,10 +294,12 @@ impl SearchIndex {
         let mut index = Self::new(config);
         let weights = index.config.weights;
         let tokenizer = index.lexicon.tokenizer.clone();
-        index.docs.reserve(docs.len());
-        index.norms.reserve(docs.len());
-        index.by_name.reserve(docs.len());
-        index.by_key.reserve(docs.len());
+        // Room for the tools, and an eighth more for those that come later.
+        let room = docs.len() + docs.len() / 8;
+        index.docs.reserve_exact(room);
+        index.norms.reserve_exact(room);
+        index.by_name.reserve(room);
+        index.by_key.reserve(room);
         // Shares of about equal text; later ones are split off from the end.
         let mut shares = Vec::new();
         for end in share_ends(&docs, threads).into_iter().rev().skip(1) {
@@ -350,15 +352,18 @@ impl SearchIndex {
         index
     }
 
-    /// Makes room in each posting list for the documents of `analysed`, once.
+    /// Makes room in each posting list for the documents of `analysed`, once, with an eighth
+    /// more to spare: the tools of a server that connects later then fit without copying the
+    /// long lists of common terms.
     fn reserve_postings(&mut self, analysed: &Analysed) {
-        let mut df = vec![0u32; self.terms.len()];
+        let mut df = vec![0usize; self.terms.len()];
         for (term, _) in &analysed.counts {
             df[*term as usize] += 1;
         }
         for (entry, df) in self.terms.iter_mut().zip(df) {
             if df > 0 {
-                entry.postings.reserve_exact(df as usize);
+                let spare = (entry.postings.len() + df) / 8;
+                entry.postings.reserve_exact(df + spare);
             }
         }
     }

@@ -9,7 +9,7 @@ use tantivy::{Index, IndexReader, TantivyDocument, Term};
 use tool_search::{SearchConfig, SearchIndex, ToolDocument};
 
 /// A search engine under test.
-pub trait Engine {
+pub trait Engine: Send {
     /// Top `k` tool names for a free-text query.
     fn search(&mut self, query: &str, k: usize) -> Vec<String>;
     /// Adds tools in place.
