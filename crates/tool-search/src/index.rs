@@ -184,6 +184,8 @@ struct Scratch {
     remaining: Vec<f32>,
     /// Results so far: (score, document id).
     hits: Vec<(f32, u32)>,
+    /// One bit per document id, to put many running documents in order without sorting.
+    bits: Vec<u64>,
 }
 
 thread_local! {
@@ -788,6 +790,7 @@ impl SearchIndex {
                 order,
                 remaining,
                 hits,
+                bits,
             } = &mut *scratch;
             if accs.len() < self.docs.len() {
                 accs.resize(self.docs.len(), Acc::default());
@@ -827,6 +830,7 @@ impl SearchIndex {
             // The last check's `limit`-th best running score, and what the terms processed by
             // then could give.
             let (mut last_kth, mut done_at_check) = (0.0f32, 0.0f32);
+            let mut checked = false;
             for (pos, &(i, term, idf, _)) in order.iter().enumerate() {
                 let entry = &self.terms[term as usize];
                 let bit = if i < 32 { 1u32 << i } else { 0 };
@@ -908,11 +912,15 @@ impl SearchIndex {
                     && touched.len() >= limit
                     && rest_postings > 2 * touched.len()
                 {
+                    // Scores only grow and the documents that reached the last check's
+                    // threshold are still running, so it bounds this one from below.
                     let threshold = kth_best(
                         touched.iter().map(|id| accs[*id as usize].score),
                         limit,
+                        if checked { last_kth } else { f32::NEG_INFINITY },
                         best,
                     );
+                    checked = true;
                     last_kth = threshold;
                     done_at_check = done;
                     if rest < threshold {
@@ -931,8 +939,7 @@ impl SearchIndex {
                             {
                                 touched.push(e);
                             }
-                            // Runs of ascending ids, one per term so far: a stable sort merges them.
-                            touched.sort();
+                            in_id_order(touched, bits, self.docs.len());
                             candidates_only = true;
                         }
                     }
@@ -1149,26 +1156,61 @@ impl Ord for TotalF32 {
     }
 }
 
-/// The `k`-th largest of `scores` (`k` ≥ 1; negative infinity when there are fewer), in one
-/// pass: a min-heap of the best `k` so far, which most scores fail to enter at a glance.
+/// The `k`-th largest of `scores` (`k` ≥ 1), in one pass: a min-heap of the best `k` so far,
+/// which most scores fail to enter at a glance. `at_least` is a known lower bound (at least `k`
+/// scores reach it), returned when fewer than `k` scores exceed it.
 fn kth_best(
     scores: impl Iterator<Item = f32>,
     k: usize,
+    at_least: f32,
     heap: &mut BinaryHeap<Reverse<TotalF32>>,
 ) -> f32 {
     heap.clear();
+    // Scores at or below `at_least` cannot change the answer, and once the heap holds `k`,
+    // neither can those at or below its least: most scores cost one comparison.
+    let mut least = at_least;
     for score in scores {
+        if score <= least {
+            continue;
+        }
         if heap.len() < k {
             heap.push(Reverse(TotalF32(score)));
-        } else if let Some(mut least) = heap.peek_mut()
-            && score.total_cmp(&least.0.0).is_gt()
-        {
-            *least = Reverse(TotalF32(score));
+            if heap.len() == k {
+                least = heap.peek().map_or(at_least, |l| l.0.0);
+            }
+        } else {
+            if let Some(mut smallest) = heap.peek_mut() {
+                *smallest = Reverse(TotalF32(score));
+            }
+            least = heap.peek().map_or(at_least, |l| l.0.0);
         }
     }
     match heap.peek() {
         Some(least) if heap.len() == k => least.0.0,
-        _ => f32::NEG_INFINITY,
+        _ => at_least,
+    }
+}
+
+/// Puts `ids` (below `n`, distinct) in ascending order: through a bitset when they are many,
+/// else by a stable sort (they come as runs of ascending ids, one per query term, which it
+/// merges).
+fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
+    if ids.len() < n / 256 {
+        ids.sort();
+        return;
+    }
+    bits.clear();
+    bits.resize(n.div_ceil(64), 0);
+    for &id in ids.iter() {
+        bits[id as usize / 64] |= 1 << (id % 64);
+    }
+    ids.clear();
+    for (i, &word) in bits.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            ids.push((i * 64) as u32 + word.trailing_zeros());
+            word &= word - 1;
+        }
     }
 }
 
@@ -1446,6 +1488,22 @@ mod tests {
     }
 
     #[test]
+    fn ids_come_out_in_order_either_way() {
+        let mut bits = Vec::new();
+        for n in [10usize, 300, 5_000] {
+            let mut ids: Vec<u32> = (0..n as u32).filter(|i| i % 3 != 1).rev().collect();
+            ids.rotate_left(n / 7);
+            let mut sorted = ids.clone();
+            sorted.sort_unstable();
+            in_id_order(&mut ids, &mut bits, n);
+            assert_eq!(ids, sorted, "{n} documents");
+            let mut few = vec![n as u32 - 1, 3, 0];
+            in_id_order(&mut few, &mut bits, n);
+            assert_eq!(few, [0, 3, n as u32 - 1]);
+        }
+    }
+
+    #[test]
     fn kth_best_is_the_kth_largest() {
         let mut heap = BinaryHeap::new();
         let scores = [3.0f32, 9.0, 1.0, 9.0, 4.0, 7.0, 0.5];
@@ -1453,11 +1511,23 @@ mod tests {
             let mut sorted = scores.to_vec();
             sorted.sort_by(|a, b| b.total_cmp(a));
             assert_eq!(
-                kth_best(scores.iter().copied(), k, &mut heap),
+                kth_best(scores.iter().copied(), k, f32::NEG_INFINITY, &mut heap),
+                sorted[k - 1]
+            );
+            // With a lower bound that k scores reach, the answer is the same.
+            assert_eq!(
+                kth_best(scores.iter().copied(), k, sorted[k - 1], &mut heap),
+                sorted[k - 1]
+            );
+            assert_eq!(
+                kth_best(scores.iter().copied(), k, 0.0, &mut heap),
                 sorted[k - 1]
             );
         }
-        assert_eq!(kth_best([1.0].into_iter(), 2, &mut heap), f32::NEG_INFINITY);
+        assert_eq!(
+            kth_best([1.0].into_iter(), 2, f32::NEG_INFINITY, &mut heap),
+            f32::NEG_INFINITY
+        );
     }
 
     #[test]
