@@ -1216,6 +1216,9 @@ fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
 
 /// Where each of `threads` shares of `docs`, with about as much text each, ends.
 fn share_ends(docs: &[ToolDocument], threads: usize) -> Vec<usize> {
+    if threads <= 1 {
+        return vec![docs.len()];
+    }
     let sizes: Vec<usize> = docs
         .iter()
         .map(|doc| {
