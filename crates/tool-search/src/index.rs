@@ -346,10 +346,33 @@ impl SearchIndex {
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                 Share::Here(docs) => analyse(docs, tokenizer.clone()),
             };
-            index.lexicon.absorb(lexicon, &mut analysed);
+            let memos = index.lexicon.absorb(lexicon, &mut analysed);
             index.sync_terms();
             index.reserve_postings(&analysed);
-            index.commit(docs, &analysed);
+            // The share's words and parts join the memos on another thread while its tools are
+            // filed here (neither touches what the other does).
+            let mut own = index.lexicon.take_memos();
+            let mut memos = Some(memos);
+            std::thread::scope(|scope| {
+                let merging = std::thread::Builder::new()
+                    .name("tool-search-merge".into())
+                    .spawn_scoped(scope, || {
+                        if let Some(memos) = memos.take() {
+                            memos.merge_into(&mut own);
+                        }
+                    });
+                index.commit(docs, &analysed);
+                if let Ok(merging) = merging
+                    && let Err(panic) = merging.join()
+                {
+                    std::panic::resume_unwind(panic);
+                }
+            });
+            // Without a thread, the merge happens here.
+            if let Some(memos) = memos {
+                memos.merge_into(&mut own);
+            }
+            index.lexicon.restore_memos(own);
         }
         index
     }

@@ -1,6 +1,8 @@
 //! The vocabulary of an index: term ids, and what each word and word part became, so that each
 //! is split and stemmed only once.
 
+use std::borrow::Cow;
+
 use rustc_hash::FxHashMap;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
@@ -24,10 +26,10 @@ pub(crate) struct Lexicon {
     /// What each word seen in a document became (its terms, in order): the same words recur
     /// across tools, so splitting and stemming each only once makes building several times
     /// faster, and queries look their words up here first.
-    pub(crate) word_terms: FxHashMap<Box<str>, Box<[u32]>>,
+    pub(crate) word_terms: WordTerms,
     /// What each lowercase word part became ([`NO_TERM`] for a stop word): parts recur across
     /// words (`read_file`, `readFile`, `Read`), and each is stemmed only once.
-    pub(crate) part_terms: FxHashMap<Box<str>, u32>,
+    pub(crate) part_terms: PartTerms,
     /// Buffers reused from one text to the next.
     scratch: Scratch,
 }
@@ -37,9 +39,16 @@ struct Scratch {
     /// (term, field) for each token of a document.
     occurrences: Vec<(u32, u8)>,
     lower: String,
+    joined: String,
     ids: Vec<u32>,
     tokens: Vec<Token>,
+    /// Per term id: where the document being counted has it, from its first term in the
+    /// output, or [`NO_SLOT`].
+    slots: Vec<u32>,
 }
+
+/// A term the document being counted does not have (yet).
+const NO_SLOT: u32 = u32::MAX;
 
 /// Documents cut into terms, one after another.
 #[derive(Debug, Default)]
@@ -101,10 +110,33 @@ impl Lexicon {
             });
             length += weights.get(field) * (occurrences.len() - before) as f32;
         }
-        occurrences.sort_unstable();
-        group(&occurrences, out);
+        self.count(&occurrences, out);
         self.scratch.occurrences = occurrences;
         length
+    }
+
+    /// Appends each term of `occurrences` with its frequency in each field to `out`, sorted by
+    /// term: as [`group`] after sorting the occurrences, but sorting only the distinct terms.
+    fn count(&mut self, occurrences: &[(u32, u8)], out: &mut Vec<FieldCounts>) {
+        let slots = &mut self.scratch.slots;
+        if slots.len() < self.cjk.len() {
+            slots.resize(self.cjk.len(), NO_SLOT);
+        }
+        let start = out.len();
+        for &(term, field) in occurrences {
+            let slot = &mut slots[term as usize];
+            if *slot == NO_SLOT {
+                *slot = (out.len() - start) as u32;
+                out.push((term, [0; FIELDS]));
+            }
+            let tf = &mut out[start + *slot as usize].1[usize::from(field)];
+            *tf = tf.saturating_add(1);
+        }
+        let counts = &mut out[start..];
+        for (term, _) in counts.iter() {
+            slots[*term as usize] = NO_SLOT;
+        }
+        counts.sort_unstable_by_key(|(term, _)| *term);
     }
 
     /// [`Lexicon::analyze`] for each of `docs`.
@@ -124,11 +156,14 @@ impl Lexicon {
         analysed
     }
 
-    /// Takes in `other`, built from documents that come after this lexicon's, and renumbers the
-    /// terms of `analysed` (its documents) to this lexicon's ids. Terms new here get ids in the
-    /// order `other` created them, so the ids are those that adding every document to one
-    /// lexicon, in order, would have given.
-    pub(crate) fn absorb(&mut self, other: Lexicon, analysed: &mut Analysed) {
+    /// Takes in the terms of `other`, built from documents that come after this lexicon's, and
+    /// renumbers the terms of `analysed` (its documents) to this lexicon's ids. Terms new here
+    /// get ids in the order `other` created them, so the ids are those that adding every
+    /// document to one lexicon, in order, would have given.
+    ///
+    /// Returns `other`'s memos, renumbered, for [`Memos::merge_into`] this lexicon's: that merge
+    /// touches every word and part `other` saw, and can run while the documents are filed.
+    pub(crate) fn absorb(&mut self, other: Lexicon, analysed: &mut Analysed) -> Memos {
         let Lexicon {
             term_ids,
             cjk,
@@ -138,6 +173,7 @@ impl Lexicon {
         } = other;
         let mut by_id: Vec<(u32, String)> = term_ids.into_iter().map(|(t, id)| (id, t)).collect();
         by_id.sort_unstable_by_key(|(id, _)| *id);
+        self.term_ids.reserve(by_id.len());
         let mut remap = vec![NO_TERM; cjk.len()];
         for (id, text) in by_id {
             let id = id as usize;
@@ -152,19 +188,29 @@ impl Lexicon {
             };
         }
         let renumber = |t: u32| remap.get(t as usize).copied().unwrap_or(NO_TERM);
-        for (part, t) in part_terms {
-            self.part_terms.entry(part).or_insert_with(|| renumber(t));
-        }
-        for (word, mut ids) in word_terms {
-            self.word_terms.entry(word).or_insert_with(|| {
-                ids.iter_mut().for_each(|t| *t = renumber(*t));
-                ids
-            });
-        }
         analysed.for_each_doc_mut(|counts| {
             counts.iter_mut().for_each(|(t, _)| *t = renumber(*t));
             counts.sort_unstable_by_key(|(t, _)| *t);
         });
+        Memos {
+            word_terms,
+            part_terms,
+            remap,
+        }
+    }
+
+    /// Moves the memos out (to be merged with [`Memos::merge_into`] on another thread).
+    pub(crate) fn take_memos(&mut self) -> (WordTerms, PartTerms) {
+        (
+            std::mem::take(&mut self.word_terms),
+            std::mem::take(&mut self.part_terms),
+        )
+    }
+
+    /// Puts the memos back.
+    pub(crate) fn restore_memos(&mut self, (word_terms, part_terms): (WordTerms, PartTerms)) {
+        self.word_terms = word_terms;
+        self.part_terms = part_terms;
     }
 
     /// Appends `(term, field)` for each token of `text`, creating terms not seen before.
@@ -178,7 +224,11 @@ impl Lexicon {
             scratch,
         } = self;
         let Scratch {
-            lower, ids, tokens, ..
+            lower,
+            joined,
+            ids,
+            tokens,
+            ..
         } = scratch;
         tokenizer.for_each_segment(text, |segment| match segment {
             Segment::Word(word) => {
@@ -187,14 +237,14 @@ impl Lexicon {
                     return;
                 }
                 ids.clear();
-                tokenizer.for_each_part(word, |part| {
+                tokenizer.for_each_part_joining_in(word, joined, |part| {
                     lowercase_into(part, lower);
                     let t = match part_terms.get(lower.as_str()) {
                         Some(&t) => t,
                         None => {
                             let t = tokenizer
                                 .term_of_lowercase(lower)
-                                .map_or(NO_TERM, |term| intern(term_ids, cjk, &term, false));
+                                .map_or(NO_TERM, |term| intern(term_ids, cjk, term, false));
                             part_terms.insert(lower.as_str().into(), t);
                             t
                         }
@@ -212,10 +262,41 @@ impl Lexicon {
                 out.extend(
                     tokens
                         .iter()
-                        .map(|t| (intern(term_ids, cjk, &t.text, true), field)),
+                        .map(|t| (intern(term_ids, cjk, Cow::Borrowed(&t.text), true), field)),
                 );
             }
         });
+    }
+}
+
+/// What each word seen in a document became: see [`Lexicon::word_terms`].
+pub(crate) type WordTerms = FxHashMap<Box<str>, Box<[u32]>>;
+/// What each lowercase word part became: see [`Lexicon::part_terms`].
+pub(crate) type PartTerms = FxHashMap<Box<str>, u32>;
+
+/// The memos of a lexicon taken in by [`Lexicon::absorb`], with its term ids' new numbers.
+#[derive(Debug, Default)]
+pub(crate) struct Memos {
+    word_terms: WordTerms,
+    part_terms: PartTerms,
+    remap: Vec<u32>,
+}
+
+impl Memos {
+    /// Adds the words and parts the memos `(word_terms, part_terms)` lack, renumbered.
+    pub(crate) fn merge_into(self, (word_terms, part_terms): &mut (WordTerms, PartTerms)) {
+        let renumber = |t: u32| self.remap.get(t as usize).copied().unwrap_or(NO_TERM);
+        part_terms.reserve(self.part_terms.len());
+        for (part, t) in self.part_terms {
+            part_terms.entry(part).or_insert_with(|| renumber(t));
+        }
+        word_terms.reserve(self.word_terms.len());
+        for (word, mut ids) in self.word_terms {
+            word_terms.entry(word).or_insert_with(|| {
+                ids.iter_mut().for_each(|t| *t = renumber(*t));
+                ids
+            });
+        }
     }
 }
 
@@ -223,14 +304,15 @@ impl Lexicon {
 fn intern(
     term_ids: &mut FxHashMap<String, u32>,
     cjk: &mut Vec<bool>,
-    text: &str,
+    text: Cow<'_, str>,
     is_cjk: bool,
 ) -> u32 {
-    if let Some(&t) = term_ids.get(text) {
+    if let Some(&t) = term_ids.get(text.as_ref()) {
         return t;
     }
     let t = cjk.len() as u32;
-    term_ids.insert(text.to_owned(), t);
+    // A stem is already an owned string: no second copy.
+    term_ids.insert(text.into_owned(), t);
     cjk.push(is_cjk);
     t
 }

@@ -197,7 +197,17 @@ impl Tokenizer {
     /// (`read_file` → `read`, `file`), then, when it split, with the parts joined (`readfile`).
     /// Steps 4 to 6 then apply to each part alone: see [`lowercase_into`] and
     /// [`Tokenizer::term_of_lowercase`].
-    pub fn for_each_part(&self, word: &str, mut f: impl FnMut(&str)) {
+    pub fn for_each_part(&self, word: &str, f: impl FnMut(&str)) {
+        self.for_each_part_joining_in(word, &mut String::new(), f);
+    }
+
+    /// [`Tokenizer::for_each_part`], joining the parts in `joined` (a buffer to reuse).
+    pub(crate) fn for_each_part_joining_in(
+        &self,
+        word: &str,
+        joined: &mut String,
+        mut f: impl FnMut(&str),
+    ) {
         // Most words are plain (`file`, `Reads`): nothing to split.
         if let Some((first, rest)) = word.as_bytes().split_first()
             && first.is_ascii_alphabetic()
@@ -206,12 +216,20 @@ impl Tokenizer {
             f(word);
             return;
         }
-        let parts = split_identifier(word);
-        for part in &parts {
+        joined.clear();
+        let mut parts = 0;
+        let mut part = |part: &str| {
+            parts += 1;
+            joined.push_str(part);
             f(part);
+        };
+        if word.is_ascii() {
+            split_ascii_identifier(word, &mut part);
+        } else {
+            split_identifier(word).into_iter().for_each(&mut part);
         }
-        if parts.len() > 1 {
-            f(&parts.concat());
+        if parts > 1 {
+            f(joined);
         }
     }
 
@@ -383,6 +401,31 @@ fn split_identifier(word: &str) -> Vec<&str> {
     parts
 }
 
+/// [`split_identifier`] for an ASCII word, by bytes and without collecting the parts (checked
+/// against it by a property test).
+fn split_ascii_identifier<'a>(word: &'a str, mut f: impl FnMut(&'a str)) {
+    for chunk in word.split(['_', '-', '.', '\'']).filter(|c| !c.is_empty()) {
+        let bytes = chunk.as_bytes();
+        let mut start = 0;
+        for i in 1..bytes.len() {
+            let (prev, c) = (bytes[i - 1], bytes[i]);
+            let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (prev.is_ascii_alphabetic() && c.is_ascii_digit())
+                || (prev.is_ascii_digit() && c.is_ascii_alphabetic())
+                || (prev.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase));
+            if boundary && i > start {
+                f(&chunk[start..i]);
+                start = i;
+            }
+        }
+        if start < bytes.len() {
+            f(&chunk[start..]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,6 +471,17 @@ mod tests {
             ascii_words(&text, |w| ours.push(w));
             let theirs: Vec<&str> = text.unicode_words().collect();
             proptest::prop_assert_eq!(ours, theirs);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn ascii_identifiers_split_as_any_word_does(word in "[a-cA-C0-2_.:'\\-]{0,16}") {
+            let mut ours = Vec::new();
+            split_ascii_identifier(&word, |p| ours.push(p));
+            proptest::prop_assert_eq!(ours, split_identifier(&word));
         }
     }
 
