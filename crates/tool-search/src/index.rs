@@ -7,9 +7,9 @@ use std::fmt;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
 use crate::error::SearchError;
-use crate::lexicon::{Analysed, FIELDS, FieldCounts, Lexicon, NO_TERM, group};
+use crate::lexicon::{Analysed, FIELDS, FieldCounts, Lexicon, NO_TERM, group, lowercase};
 use crate::query::{Query, QueryKind};
-use crate::tokenizer::{Segment, Token, Tokenizer, lowercase_into};
+use crate::tokenizer::{Segment, Token, Tokenizer, is_plain_word, lowercase_into};
 use rustc_hash::FxHashMap;
 
 /// BM25+ parameters (Lv and Zhai, "Lower-bounding term frequency normalization", CIKM 2011).
@@ -666,44 +666,30 @@ impl SearchIndex {
         let mut cjk_seen: Vec<Token> = Vec::new();
         let mut tokens = Vec::new();
         let mut lower = String::new();
+        let mut joined = String::new();
         self.lexicon
             .tokenizer
             .for_each_segment(text, |segment| match segment {
+                Segment::Word(word) if is_plain_word(word) => {
+                    if let Some(t) = self.query_part_term(lowercase(word, &mut lower)) {
+                        push(t);
+                    }
+                }
                 Segment::Word(word) => {
                     if let Some(ids) = self.lexicon.word_terms.get(word) {
                         ids.iter().for_each(|&t| push(t));
                         return;
                     }
-                    self.lexicon.tokenizer.for_each_part(word, |part| {
-                        lowercase_into(part, &mut lower);
-                        if let Some(&t) = self.lexicon.part_terms.get(lower.as_str()) {
-                            if t != NO_TERM {
+                    self.lexicon.tokenizer.for_each_part_joining_in(
+                        word,
+                        &mut joined,
+                        |part, _| {
+                            lowercase_into(part, &mut lower);
+                            if let Some(t) = self.query_part_term(&lower) {
                                 push(t);
                             }
-                            return;
-                        }
-                        // A part no document has: its stem may still be a term (`looking`).
-                        QUERY_PARTS.with_borrow_mut(|cache| {
-                            let known = match cache.get(lower.as_str()) {
-                                Some(term) => {
-                                    term.as_deref().and_then(|t| self.lexicon.term_ids.get(t))
-                                }
-                                None => {
-                                    if cache.len() >= QUERY_PARTS_CAPACITY {
-                                        cache.clear();
-                                    }
-                                    let term = self.lexicon.tokenizer.term_of_lowercase(&lower);
-                                    let known =
-                                        term.as_deref().and_then(|t| self.lexicon.term_ids.get(t));
-                                    cache.insert(lower.as_str().into(), term.map(|t| t.into()));
-                                    known
-                                }
-                            };
-                            if let Some(&t) = known {
-                                push(t);
-                            }
-                        });
-                    });
+                        },
+                    );
                 }
                 Segment::Cjk(run) => {
                     tokens.clear();
@@ -719,6 +705,32 @@ impl SearchIndex {
                 }
             });
         (out, cjk_seen.len())
+    }
+
+    /// The term a lowercase part of a query word is, if any document has it.
+    fn query_part_term(&self, part: &str) -> Option<u32> {
+        if let Some(&t) = self.lexicon.part_terms.get(part) {
+            return (t != NO_TERM).then_some(t);
+        }
+        // A part no document has: its stem may still be a term (`looking`).
+        QUERY_PARTS.with_borrow_mut(|cache| {
+            if let Some(term) = cache.get(part) {
+                return term
+                    .as_deref()
+                    .and_then(|t| self.lexicon.term_ids.get(t))
+                    .copied();
+            }
+            if cache.len() >= QUERY_PARTS_CAPACITY {
+                cache.clear();
+            }
+            let term = self.lexicon.tokenizer.term_of_lowercase(part);
+            let known = term
+                .as_deref()
+                .and_then(|t| self.lexicon.term_ids.get(t))
+                .copied();
+            cache.insert(part.into(), term.map(|t| t.into()));
+            known
+        })
     }
 
     fn idf(&self, df: u32) -> f32 {

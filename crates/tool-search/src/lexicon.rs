@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use rustc_hash::FxHashMap;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
-use crate::tokenizer::{Segment, Token, Tokenizer, lowercase_into};
+use crate::tokenizer::{Segment, Token, Tokenizer, is_plain_word, lowercase_into};
 
 pub(crate) const FIELDS: usize = Field::ALL.len();
 
@@ -23,12 +23,14 @@ pub(crate) struct Lexicon {
     pub(crate) term_ids: FxHashMap<String, u32>,
     /// Whether each term, by id, is a CJK bigram.
     pub(crate) cjk: Vec<bool>,
-    /// What each word seen in a document became (its terms, in order): the same words recur
-    /// across tools, so splitting and stemming each only once makes building several times
-    /// faster, and queries look their words up here first.
+    /// What each word seen in a document that splits into parts (`read_file`, `getHTTPServer`,
+    /// `utf8`) became (its terms, in order): the same identifiers recur across tools, and each
+    /// is split and its parts joined and stemmed only once. Plain words (`file`, `Reads`) are
+    /// their own only part, found in `part_terms`.
     pub(crate) word_terms: WordTerms,
-    /// What each lowercase word part became ([`NO_TERM`] for a stop word): parts recur across
-    /// words (`read_file`, `readFile`, `Read`), and each is stemmed only once.
+    /// What each lowercase word part became ([`NO_TERM`] for a stop word), but for parts joined
+    /// (`readfile`): words and parts recur across tools (`read_file`, `readFile`, `Read`), and
+    /// each is stemmed only once.
     pub(crate) part_terms: PartTerms,
     /// Buffers reused from one text to the next.
     scratch: Scratch,
@@ -231,24 +233,31 @@ impl Lexicon {
             ..
         } = scratch;
         tokenizer.for_each_segment(text, |segment| match segment {
+            // Most words are plain (`file`, `Reads`): the word is its one part.
+            Segment::Word(word) if is_plain_word(word) => {
+                let t = term_of_part(
+                    tokenizer,
+                    term_ids,
+                    cjk,
+                    part_terms,
+                    lowercase(word, lower),
+                    true,
+                );
+                if t != NO_TERM {
+                    out.push((t, field));
+                }
+            }
             Segment::Word(word) => {
                 if let Some(ids) = word_terms.get(word) {
                     out.extend(ids.iter().map(|&t| (t, field)));
                     return;
                 }
                 ids.clear();
-                tokenizer.for_each_part_joining_in(word, joined, |part| {
+                tokenizer.for_each_part_joining_in(word, joined, |part, is_joined| {
                     lowercase_into(part, lower);
-                    let t = match part_terms.get(lower.as_str()) {
-                        Some(&t) => t,
-                        None => {
-                            let t = tokenizer
-                                .term_of_lowercase(lower)
-                                .map_or(NO_TERM, |term| intern(term_ids, cjk, term, false));
-                            part_terms.insert(lower.as_str().into(), t);
-                            t
-                        }
-                    };
+                    // The parts joined (`readfile`) seldom recur but as the same word, which
+                    // `word_terms` remembers: they are not remembered as parts.
+                    let t = term_of_part(tokenizer, term_ids, cjk, part_terms, lower, !is_joined);
                     if t != NO_TERM {
                         ids.push(t);
                     }
@@ -266,6 +275,16 @@ impl Lexicon {
                 );
             }
         });
+    }
+}
+
+/// A plain word (see [`is_plain_word`]) lowercased: itself when it is already, else in `buffer`.
+pub(crate) fn lowercase<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
+    if word.as_bytes().first().is_some_and(u8::is_ascii_lowercase) {
+        word
+    } else {
+        lowercase_into(word, buffer);
+        buffer
     }
 }
 
@@ -298,6 +317,28 @@ impl Memos {
             });
         }
     }
+}
+
+/// The term a lowercase word part became (created when new, and remembered when `remember`), or
+/// [`NO_TERM`].
+fn term_of_part(
+    tokenizer: &Tokenizer,
+    term_ids: &mut FxHashMap<String, u32>,
+    cjk: &mut Vec<bool>,
+    part_terms: &mut PartTerms,
+    part: &str,
+    remember: bool,
+) -> u32 {
+    if let Some(&t) = part_terms.get(part) {
+        return t;
+    }
+    let t = tokenizer
+        .term_of_lowercase(part)
+        .map_or(NO_TERM, |term| intern(term_ids, cjk, term, false));
+    if remember {
+        part_terms.insert(part.into(), t);
+    }
+    t
 }
 
 /// The id of term `text`, created when new.

@@ -197,23 +197,21 @@ impl Tokenizer {
     /// (`read_file` → `read`, `file`), then, when it split, with the parts joined (`readfile`).
     /// Steps 4 to 6 then apply to each part alone: see [`lowercase_into`] and
     /// [`Tokenizer::term_of_lowercase`].
-    pub fn for_each_part(&self, word: &str, f: impl FnMut(&str)) {
-        self.for_each_part_joining_in(word, &mut String::new(), f);
+    pub fn for_each_part(&self, word: &str, mut f: impl FnMut(&str)) {
+        self.for_each_part_joining_in(word, &mut String::new(), |part, _| f(part));
     }
 
-    /// [`Tokenizer::for_each_part`], joining the parts in `joined` (a buffer to reuse).
+    /// [`Tokenizer::for_each_part`], joining the parts in `joined` (a buffer to reuse); `f` is
+    /// told whether the part is the parts joined.
     pub(crate) fn for_each_part_joining_in(
         &self,
         word: &str,
         joined: &mut String,
-        mut f: impl FnMut(&str),
+        mut f: impl FnMut(&str, bool),
     ) {
         // Most words are plain (`file`, `Reads`): nothing to split.
-        if let Some((first, rest)) = word.as_bytes().split_first()
-            && first.is_ascii_alphabetic()
-            && rest.iter().all(u8::is_ascii_lowercase)
-        {
-            f(word);
+        if is_plain_word(word) {
+            f(word, false);
             return;
         }
         joined.clear();
@@ -221,7 +219,7 @@ impl Tokenizer {
         let mut part = |part: &str| {
             parts += 1;
             joined.push_str(part);
-            f(part);
+            f(part, false);
         };
         if word.is_ascii() {
             split_ascii_identifier(word, &mut part);
@@ -229,7 +227,7 @@ impl Tokenizer {
             split_identifier(word).into_iter().for_each(&mut part);
         }
         if parts > 1 {
-            f(joined);
+            f(joined, true);
         }
     }
 
@@ -251,6 +249,14 @@ impl Tokenizer {
     pub fn cjk_bigrams(&self, run: &str, out: &mut Vec<Token>) {
         cjk_bigrams(run, out);
     }
+}
+
+/// Whether `word` is one ASCII letter and lowercase ones after it (`file`, `Reads`): its own
+/// only part.
+pub(crate) fn is_plain_word(word: &str) -> bool {
+    word.as_bytes().split_first().is_some_and(|(first, rest)| {
+        first.is_ascii_alphabetic() && rest.iter().all(u8::is_ascii_lowercase)
+    })
 }
 
 /// Step 4: `part` lowercased into `out` (which is cleared first), without allocating for ASCII.

@@ -71,6 +71,28 @@ fn keywords_rank_the_right_tool_first() {
 }
 
 #[test]
+fn identifiers_match_however_they_are_written() {
+    let mut index = index();
+    index.add(ToolDocument::new(
+        "fetch_url",
+        "Downloads a web page into the scratchpad",
+    ));
+    for query in [
+        "readfile",
+        "readFile",
+        "ReadFile",
+        "READ_FILE",
+        "read-files",
+    ] {
+        assert_eq!(names(&index, query, 1), ["read_file"], "{query}");
+    }
+    // A plain word of one tool and an identifier of another meet on the parts joined.
+    for query in ["scratch_pad", "scratchPad", "scratchpads"] {
+        assert_eq!(names(&index, query, 1), ["fetch_url"], "{query}");
+    }
+}
+
+#[test]
 fn required_words_must_match() {
     let index = index();
     let hits = names(&index, "file +write", 5);
