@@ -5,9 +5,12 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::fmt;
 
+use crate::batch;
 use crate::document::{Field, FieldWeights, ToolDocument};
 use crate::error::SearchError;
-use crate::lexicon::{Analysed, FIELDS, FieldCounts, Lexicon, NO_TERM, group, lowercase};
+use crate::lexicon::{
+    Analysed, FIELDS, FieldCounts, Lexicon, Memos, NO_TERM, PartTerms, WordTerms, group, lowercase,
+};
 use crate::query::{Query, QueryKind};
 use crate::tokenizer::{Segment, Token, Tokenizer, is_plain_word, lowercase_into};
 use rustc_hash::FxHashMap;
@@ -207,12 +210,6 @@ const MIN_DOCS_PER_THREAD: usize = 256;
 /// ... up to this many threads (and no more than the machine has).
 const MAX_BUILD_THREADS: usize = 8;
 
-/// A share of a batch of tools being cut into terms.
-enum Share {
-    Thread(std::thread::JoinHandle<(Lexicon, Analysed, Vec<ToolDocument>)>),
-    Here(Vec<ToolDocument>),
-}
-
 /// An inverted index of tool documents, updated in place.
 ///
 /// Adding or removing a tool touches only that tool's postings; a query touches only the
@@ -292,89 +289,73 @@ impl SearchIndex {
     }
 
     /// [`SearchIndex::from_documents`] on `threads` threads.
-    fn build(config: SearchConfig, mut docs: Vec<ToolDocument>, threads: usize) -> Self {
+    fn build(config: SearchConfig, docs: Vec<ToolDocument>, threads: usize) -> Self {
         let mut index = Self::new(config);
         let weights = index.config.weights;
-        let tokenizer = index.lexicon.tokenizer.clone();
         // Room for the tools, and an eighth more for those that come later.
         let room = docs.len() + docs.len() / 8;
         index.docs.reserve_exact(room);
         index.norms.reserve_exact(room);
         index.by_name.reserve(room);
         index.by_key.reserve(room);
-        // Shares of about equal text; later ones are split off from the end.
-        let mut shares = Vec::new();
-        for end in share_ends(&docs, threads).into_iter().rev().skip(1) {
-            shares.push(docs.split_off(end));
-        }
-        shares.reverse();
-        let analyse = move |docs: Vec<ToolDocument>, tokenizer: Tokenizer| {
-            let mut lexicon = Lexicon::new(tokenizer);
-            let analysed = lexicon.analyze_all(&docs, &weights);
-            (lexicon, analysed, docs)
-        };
-        let pending: Vec<Share> = shares
-            .into_iter()
-            .map(|share| {
-                let tokenizer = tokenizer.clone();
-                // The share goes to the thread only once it runs: without a thread, it stays
-                // here, to be cut on this one.
-                let (send, receive) = std::sync::mpsc::channel::<Vec<ToolDocument>>();
-                let spawned = std::thread::Builder::new()
-                    .name("tool-search-build".into())
-                    .spawn(move || {
-                        let share = receive.recv().unwrap_or_default();
-                        analyse(share, tokenizer)
-                    });
-                match spawned {
-                    Ok(thread) => match send.send(share) {
-                        Ok(()) => Share::Thread(thread),
-                        Err(unsent) => Share::Here(unsent.0),
-                    },
-                    Err(_) => Share::Here(share),
-                }
-            })
-            .collect();
-        let first = index.lexicon.analyze_all(&docs, &weights);
-        index.sync_terms();
-        index.reserve_postings(&first);
-        index.commit(docs, &first);
-        for share in pending {
-            let (lexicon, mut analysed, docs) = match share {
-                Share::Thread(thread) => thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Share::Here(docs) => analyse(docs, tokenizer.clone()),
-            };
-            let memos = index.lexicon.absorb(lexicon, &mut analysed);
+        if threads <= 1 {
+            let analysed = index.lexicon.analyze_all(&docs, &weights);
             index.sync_terms();
             index.reserve_postings(&analysed);
-            // The share's words and parts join the memos on another thread while its tools are
-            // filed here (neither touches what the other does).
-            let mut own = index.lexicon.take_memos();
-            let mut memos = Some(memos);
-            std::thread::scope(|scope| {
-                let merging = std::thread::Builder::new()
-                    .name("tool-search-merge".into())
-                    .spawn_scoped(scope, || {
-                        if let Some(memos) = memos.take() {
-                            memos.merge_into(&mut own);
-                        }
-                    });
-                index.commit(docs, &analysed);
-                if let Ok(merging) = merging
-                    && let Err(panic) = merging.join()
-                {
-                    std::panic::resume_unwind(panic);
-                }
-            });
-            // Without a thread, the merge happens here.
-            if let Some(memos) = memos {
-                memos.merge_into(&mut own);
-            }
-            index.lexicon.restore_memos(own);
+            index.commit(docs, &analysed);
+            return index;
         }
+        let tokenizer = index.lexicon.tokenizer.clone();
+        let pieces = batch::cut(&docs, threads, &tokenizer, &weights);
+        index.assemble(docs, pieces);
         index
+    }
+
+    /// Files `docs`, cut into terms in `pieces` (in tool order, covering each tool once).
+    fn assemble(&mut self, docs: Vec<ToolDocument>, pieces: Vec<batch::Piece>) {
+        let index = self;
+        let mut pieces = pieces.into_iter();
+        let mut analysed = Vec::with_capacity(pieces.len());
+        // The first piece starts with the first tool: its vocabulary takes in the others'.
+        if let Some(first) = pieces.next() {
+            index.lexicon = first.lexicon;
+            analysed.push(first.analysed);
+        }
+        let mut memos = Vec::with_capacity(pieces.len());
+        for mut piece in pieces {
+            memos.push(index.lexicon.absorb(piece.lexicon, &mut piece.analysed));
+            analysed.push(piece.analysed);
+        }
+        index.sync_terms();
+        for piece in &analysed {
+            index.reserve_postings(piece);
+        }
+        // The later pieces' words and parts join the memos on another thread while the tools
+        // are filed here (neither touches what the other does).
+        let mut own = index.lexicon.take_memos();
+        let mut memos = Some(memos);
+        let merge = |memos: &mut Option<Vec<Memos>>, own: &mut (WordTerms, PartTerms)| {
+            for piece in memos.take().into_iter().flatten() {
+                piece.merge_into(own);
+            }
+        };
+        std::thread::scope(|scope| {
+            let merging = std::thread::Builder::new()
+                .name("tool-search-merge".into())
+                .spawn_scoped(scope, || merge(&mut memos, &mut own));
+            let mut docs = docs.into_iter();
+            for piece in &analysed {
+                index.commit(docs.by_ref().take(piece.len()), piece);
+            }
+            if let Ok(merging) = merging
+                && let Err(panic) = merging.join()
+            {
+                std::panic::resume_unwind(panic);
+            }
+        });
+        // Without a thread, the merge happens here.
+        merge(&mut memos, &mut own);
+        index.lexicon.restore_memos(own);
     }
 
     /// Makes room in each posting list for the documents of `analysed`, once, with an eighth
@@ -394,7 +375,7 @@ impl SearchIndex {
     }
 
     /// Adds `docs`, cut into terms by the lexicon (`analysed`), in order.
-    fn commit(&mut self, docs: Vec<ToolDocument>, analysed: &Analysed) {
+    fn commit(&mut self, docs: impl IntoIterator<Item = ToolDocument>, analysed: &Analysed) {
         for (doc, (length, counts)) in docs.into_iter().zip(analysed.iter()) {
             self.insert(doc, length, counts);
         }
@@ -1249,34 +1230,6 @@ fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
     }
 }
 
-/// Where each of `threads` shares of `docs`, with about as much text each, ends.
-fn share_ends(docs: &[ToolDocument], threads: usize) -> Vec<usize> {
-    if threads <= 1 {
-        return vec![docs.len()];
-    }
-    let sizes: Vec<usize> = docs
-        .iter()
-        .map(|doc| {
-            let mut size = 0;
-            for field in Field::ALL {
-                doc.for_each_field_text(field, |text| size += text.len());
-            }
-            size
-        })
-        .collect();
-    let total: usize = sizes.iter().sum();
-    let mut ends = Vec::with_capacity(threads);
-    let mut done = 0;
-    for (i, size) in sizes.iter().enumerate() {
-        if ends.len() + 1 < threads && done * threads >= total * (ends.len() + 1) {
-            ends.push(i);
-        }
-        done += size;
-    }
-    ends.resize(threads, docs.len());
-    ends
-}
-
 /// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.
 fn length_normaliser(k1: f32, b: f32, avg_length: f32) -> (f32, f32) {
     (k1 * (1.0 - b), k1 * b / avg_length.max(f32::MIN_POSITIVE))
@@ -1499,8 +1452,10 @@ mod tests {
         // Names repeat within a thread's share and across shares: later tools replace earlier.
         let docs: Vec<ToolDocument> = (0..700)
             .map(|i: usize| {
+                let rare = format!("Word{}x", (i * 13) % 41);
                 let text: Vec<&str> = (0..2 + i % 9)
                     .map(|k| words[(i * 7 + k * k) % words.len()])
+                    .chain([rare.as_str()])
                     .collect();
                 let mut doc =
                     ToolDocument::new(format!("tool_{}", i % 610), text.join(" ")).with_parameter(
@@ -1522,6 +1477,27 @@ mod tests {
         for threads in [1, 2, 3, 8] {
             let batch = SearchIndex::build(SearchConfig::default(), docs.clone(), threads);
             assert_eq!(state(&batch), state(&one_by_one), "{threads} threads");
+        }
+        // However the threads end up sharing the tools out.
+        for ends in [
+            vec![700],
+            vec![1, 700],
+            vec![350, 351, 699, 700],
+            vec![64, 128, 200, 333, 500, 640, 700],
+        ] {
+            let mut batch = SearchIndex::default();
+            let pieces = batch::cut_at(
+                &docs,
+                &ends,
+                &batch.lexicon.tokenizer.clone(),
+                &batch.config.weights,
+            );
+            batch.assemble(docs.clone(), pieces);
+            assert_eq!(
+                state(&batch),
+                state(&one_by_one),
+                "pieces ending at {ends:?}"
+            );
         }
     }
 

@@ -62,6 +62,15 @@ pub(crate) struct Analysed {
 }
 
 impl Analysed {
+    /// How many documents.
+    pub(crate) fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
     /// Each document's weighted length and terms, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (f32, &[FieldCounts])> {
         let mut start = 0;
@@ -152,10 +161,20 @@ impl Lexicon {
             counts: Vec::new(),
         };
         for doc in docs {
-            let length = self.analyze(doc, weights, &mut analysed.counts);
-            analysed.docs.push((length, analysed.counts.len()));
+            self.analyze_into(doc, weights, &mut analysed);
         }
         analysed
+    }
+
+    /// [`Lexicon::analyze`] for one more document of `analysed`.
+    pub(crate) fn analyze_into(
+        &mut self,
+        doc: &ToolDocument,
+        weights: &FieldWeights,
+        analysed: &mut Analysed,
+    ) {
+        let length = self.analyze(doc, weights, &mut analysed.counts);
+        analysed.docs.push((length, analysed.counts.len()));
     }
 
     /// Takes in the terms of `other`, built from documents that come after this lexicon's, and
