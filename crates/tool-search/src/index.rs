@@ -12,7 +12,7 @@ use crate::lexicon::{
     Analysed, FIELDS, FieldCounts, Lexicon, Memos, NO_TERM, PartTerms, WordTerms, group, lowercase,
 };
 use crate::query::{Query, QueryKind};
-use crate::tokenizer::{Segment, Token, Tokenizer, is_plain_word, lowercase_into};
+use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, is_plain_word, lowercase_into};
 use rustc_hash::FxHashMap;
 
 /// BM25+ parameters (Lv and Zhai, "Lower-bounding term frequency normalization", CIKM 2011).
@@ -644,8 +644,8 @@ impl SearchIndex {
                 out.push((t, required_terms.contains(&t)));
             }
         };
-        let mut cjk_seen: Vec<Token> = Vec::new();
-        let mut tokens = Vec::new();
+        // Each distinct bigram by its characters (a lone character has no second).
+        let mut cjk_seen: Vec<(Option<char>, Option<char>)> = Vec::new();
         let mut lower = String::new();
         let mut joined = String::new();
         self.lexicon
@@ -672,18 +672,16 @@ impl SearchIndex {
                         },
                     );
                 }
-                Segment::Cjk(run) => {
-                    tokens.clear();
-                    self.lexicon.tokenizer.cjk_bigrams(run, &mut tokens);
-                    for token in tokens.drain(..) {
-                        if let Some(&t) = self.lexicon.term_ids.get(&token.text) {
-                            push(t);
-                        }
-                        if !cjk_seen.contains(&token) {
-                            cjk_seen.push(token);
-                        }
+                Segment::Cjk(run) => for_each_cjk_bigram(run, |bigram| {
+                    if let Some(&t) = self.lexicon.term_ids.get(bigram) {
+                        push(t);
                     }
-                }
+                    let mut chars = bigram.chars();
+                    let key = (chars.next(), chars.next());
+                    if !cjk_seen.contains(&key) {
+                        cjk_seen.push(key);
+                    }
+                }),
             });
         (out, cjk_seen.len())
     }

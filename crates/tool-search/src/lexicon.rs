@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use rustc_hash::FxHashMap;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
-use crate::tokenizer::{Segment, Token, Tokenizer, is_plain_word, lowercase_into};
+use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, is_plain_word, lowercase_into};
 
 pub(crate) const FIELDS: usize = Field::ALL.len();
 
@@ -43,7 +43,6 @@ struct Scratch {
     lower: String,
     joined: String,
     ids: Vec<u32>,
-    tokens: Vec<Token>,
     /// Per term id: where the document being counted has it, from its first term in the
     /// output, or [`NO_SLOT`].
     slots: Vec<u32>,
@@ -245,11 +244,7 @@ impl Lexicon {
             scratch,
         } = self;
         let Scratch {
-            lower,
-            joined,
-            ids,
-            tokens,
-            ..
+            lower, joined, ids, ..
         } = scratch;
         tokenizer.for_each_segment(text, |segment| match segment {
             // Most words are plain (`file`, `Reads`): the word is its one part.
@@ -284,15 +279,9 @@ impl Lexicon {
                 out.extend(ids.iter().map(|&t| (t, field)));
                 word_terms.insert(word.into(), ids.as_slice().into());
             }
-            Segment::Cjk(run) => {
-                tokens.clear();
-                tokenizer.cjk_bigrams(run, tokens);
-                out.extend(
-                    tokens
-                        .iter()
-                        .map(|t| (intern(term_ids, cjk, Cow::Borrowed(&t.text), true), field)),
-                );
-            }
+            Segment::Cjk(run) => for_each_cjk_bigram(run, |bigram| {
+                out.push((intern(term_ids, cjk, Cow::Borrowed(bigram), true), field));
+            }),
         });
     }
 }

@@ -12,8 +12,8 @@
 use std::borrow::Cow;
 
 use rust_stemmers::{Algorithm, Stemmer};
-use unicode_normalization::UnicodeNormalization;
-use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::char::{decompose_compatible, is_combining_mark};
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// One token.
@@ -138,22 +138,7 @@ impl Tokenizer {
             ascii_words(text, |word| f(Segment::Word(word)));
             return;
         }
-        // Combining marks are dropped from Latin and other alphabets (accents), but kept on kana
-        // (dakuten) so that recomposition restores them; NFC then recomposes kana and Hangul
-        // syllables, which NFKD had taken apart.
-        let mut last_base_cjk = false;
-        let folded: String = text
-            .nfkd()
-            .filter(|c| {
-                if is_combining_mark(*c) {
-                    last_base_cjk
-                } else {
-                    last_base_cjk = is_cjk(*c);
-                    true
-                }
-            })
-            .collect();
-        let normalised: String = folded.nfc().collect();
+        let normalised = fold(text);
         let mut start = 0;
         let mut run_is_cjk = false;
         let mut emit = |run: &str, cjk: bool| {
@@ -360,20 +345,104 @@ static ASCII_CLASS: [u8; 256] = {
 
 /// Overlapping bigrams of a CJK run; a lone character is one token.
 fn cjk_bigrams(run: &str, out: &mut Vec<Token>) {
-    let chars: Vec<char> = run.chars().collect();
-    if chars.len() == 1 {
+    for_each_cjk_bigram(run, |bigram| {
         out.push(Token {
-            text: run.to_owned(),
+            text: bigram.to_owned(),
             cjk: true,
         });
+    });
+}
+
+/// Calls `f` with each overlapping bigram of a CJK run, in order (a lone character is one).
+pub(crate) fn for_each_cjk_bigram<'a>(run: &'a str, mut f: impl FnMut(&'a str)) {
+    let mut starts = run.char_indices().map(|(i, _)| i).skip(1);
+    let Some(mut middle) = starts.next() else {
+        if !run.is_empty() {
+            f(run);
+        }
         return;
+    };
+    let mut start = 0;
+    for end in starts.chain([run.len()]) {
+        f(&run[start..end]);
+        (start, middle) = (middle, end);
     }
-    for pair in chars.windows(2) {
-        out.push(Token {
-            text: pair.iter().collect(),
-            cjk: true,
+}
+
+/// Step 1 for text that is not all ASCII: NFKD, with combining marks dropped from Latin and other
+/// alphabets (accents) but kept on kana (dakuten), then NFC, which puts kana marks and Hangul
+/// syllables back together.
+///
+/// Each character is decomposed on its own (the text is borrowed when none changes); NFC runs
+/// only when the result has a character that may combine with the one before it (NFC's quick
+/// check). Text with kana marks goes through both normalisations. A property test checks that
+/// both ways agree.
+fn fold(text: &str) -> Cow<'_, str> {
+    let mut folded: Option<String> = None;
+    let mut last_base_cjk = false;
+    for (i, c) in text.char_indices() {
+        if c.is_ascii() || is_hangul_syllable(c) {
+            // Hangul syllables decompose, but NFC puts them back as they were.
+            last_base_cjk = !c.is_ascii();
+            if let Some(folded) = &mut folded {
+                folded.push(c);
+            }
+            continue;
+        }
+        let mut unchanged = true;
+        decompose_compatible(c, |d| unchanged &= d == c);
+        if unchanged && !is_combining_mark(c) {
+            last_base_cjk = is_cjk(c);
+            if let Some(folded) = &mut folded {
+                folded.push(c);
+            }
+            continue;
+        }
+        let folded = folded.get_or_insert_with(|| {
+            let mut folded = String::with_capacity(text.len());
+            folded.push_str(&text[..i]);
+            folded
         });
+        let mut kept_mark = false;
+        decompose_compatible(c, |d| {
+            if is_combining_mark(d) {
+                kept_mark |= last_base_cjk;
+            } else {
+                last_base_cjk = is_cjk(d);
+                folded.push(d);
+            }
+        });
+        if kept_mark {
+            return Cow::Owned(fold_fully(text));
+        }
     }
+    let folded = folded.map_or(Cow::Borrowed(text), Cow::Owned);
+    if is_nfc_quick(folded.chars()) == IsNormalized::Yes {
+        folded
+    } else {
+        Cow::Owned(folded.nfc().collect())
+    }
+}
+
+/// [`fold`] by the book: NFKD, marks dropped but on kana, NFC.
+fn fold_fully(text: &str) -> String {
+    let mut last_base_cjk = false;
+    let folded: String = text
+        .nfkd()
+        .filter(|c| {
+            if is_combining_mark(*c) {
+                last_base_cjk
+            } else {
+                last_base_cjk = is_cjk(*c);
+                true
+            }
+        })
+        .collect();
+    folded.nfc().collect()
+}
+
+fn is_hangul_syllable(c: char) -> bool {
+    matches!(c as u32, 0xAC00..=0xD7A3)
 }
 
 /// Splits an identifier-like word at `_`, `-`, `.`, `'`, camelCase, acronym and digit
@@ -489,6 +558,31 @@ mod tests {
             split_ascii_identifier(&word, |p| ours.push(p));
             proptest::prop_assert_eq!(ours, split_identifier(&word));
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn folding_char_by_char_is_folding_by_the_book(
+            text in "[a-zé\u{0301}\u{0300}\u{3099}\u{309A}かがカガｶﾞﾟ한국가\u{1100}\u{1161}\u{11A8}\u{3131}\u{314F}ＦＩ，。：天気ﬁ①Å\u{212B}\u{F900}ǅ ]{0,12}|\\PC{0,12}"
+        ) {
+            let (fast, slow) = (fold(&text), fold_fully(&text));
+            proptest::prop_assert_eq!(fast.as_ref(), slow.as_str());
+        }
+    }
+
+    #[test]
+    fn bigrams_overlap_and_a_lone_character_is_one() {
+        let bigrams = |run| {
+            let mut out = Vec::new();
+            for_each_cjk_bigram(run, |b| out.push(b));
+            out
+        };
+        assert_eq!(bigrams("天气预报"), ["天气", "气预", "预报"]);
+        assert_eq!(bigrams("天气"), ["天气"]);
+        assert_eq!(bigrams("天"), ["天"]);
+        assert!(bigrams("").is_empty());
     }
 
     #[test]
