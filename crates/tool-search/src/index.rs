@@ -301,7 +301,7 @@ impl SearchIndex {
         if threads <= 1 {
             let analysed = index.lexicon.analyze_all(&docs, &weights);
             index.sync_terms();
-            index.reserve_postings(&analysed);
+            index.reserve_postings([&analysed]);
             index.commit(docs, &analysed);
             return index;
         }
@@ -327,9 +327,7 @@ impl SearchIndex {
             analysed.push(piece.analysed);
         }
         index.sync_terms();
-        for piece in &analysed {
-            index.reserve_postings(piece);
-        }
+        index.reserve_postings(&analysed);
         // The later pieces' words and parts join the memos on another thread while the tools
         // are filed here (neither touches what the other does).
         let mut own = index.lexicon.take_memos();
@@ -358,12 +356,12 @@ impl SearchIndex {
         index.lexicon.restore_memos(own);
     }
 
-    /// Makes room in each posting list for the documents of `analysed`, once, with an eighth
-    /// more to spare: the tools of a server that connects later then fit without copying the
-    /// long lists of common terms.
-    fn reserve_postings(&mut self, analysed: &Analysed) {
+    /// Makes room in each posting list for the documents of all of `analysed`, once, with an
+    /// eighth more to spare: the tools of a server that connects later then fit without copying
+    /// the long lists of common terms.
+    fn reserve_postings<'a>(&mut self, analysed: impl IntoIterator<Item = &'a Analysed>) {
         let mut df = vec![0usize; self.terms.len()];
-        for (term, _) in &analysed.counts {
+        for (term, _) in analysed.into_iter().flat_map(|a| &a.counts) {
             df[*term as usize] += 1;
         }
         for (entry, df) in self.terms.iter_mut().zip(df) {
@@ -1476,7 +1474,9 @@ mod tests {
             let batch = SearchIndex::build(SearchConfig::default(), docs.clone(), threads);
             assert_eq!(state(&batch), state(&one_by_one), "{threads} threads");
         }
-        // However the threads end up sharing the tools out.
+        // However the threads end up sharing the tools out; posting lists get their room (an
+        // eighth to spare) once, as from a single piece.
+        let mut rooms: Option<Vec<usize>> = None;
         for ends in [
             vec![700],
             vec![1, 700],
@@ -1496,6 +1496,8 @@ mod tests {
                 state(&one_by_one),
                 "pieces ending at {ends:?}"
             );
+            let room: Vec<usize> = batch.terms.iter().map(|t| t.postings.capacity()).collect();
+            assert_eq!(&room, rooms.get_or_insert_with(|| room.clone()), "{ends:?}");
         }
     }
 
