@@ -303,12 +303,21 @@ impl SearchIndex {
             index.sync_terms();
             index.reserve_postings([&analysed]);
             index.commit(docs, &analysed);
+            index.reserve_spare();
             return index;
         }
         let tokenizer = index.lexicon.tokenizer.clone();
         let pieces = batch::cut(&docs, threads, &tokenizer, &weights);
         index.assemble(docs, pieces);
+        index.reserve_spare();
         index
+    }
+
+    /// Makes room for an eighth more terms after a batch build (the tools and postings have
+    /// theirs already).
+    fn reserve_spare(&mut self) {
+        self.terms.reserve(self.terms.len() / 8);
+        self.lexicon.reserve_spare();
     }
 
     /// Files `docs`, cut into terms in `pieces` (in tool order, covering each tool once).
