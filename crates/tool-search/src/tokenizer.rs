@@ -547,10 +547,6 @@ mod tests {
             let theirs: Vec<&str> = text.unicode_words().collect();
             proptest::prop_assert_eq!(ours, theirs);
         }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
 
         #[test]
         fn ascii_identifiers_split_as_any_word_does(word in "[a-cA-C0-2_.:'\\-]{0,16}") {
@@ -558,10 +554,6 @@ mod tests {
             split_ascii_identifier(&word, |p| ours.push(p));
             proptest::prop_assert_eq!(ours, split_identifier(&word));
         }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
 
         #[test]
         fn folding_char_by_char_is_folding_by_the_book(
