@@ -193,11 +193,10 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
-    /// Query word parts no indexed document contains, with the term each became (`None` for a
-    /// stop word): requests use words ("want", "looking", "information") that tool
-    /// descriptions lack, and stemming them again was a fifth of a query's time on small
-    /// indexes. Every index uses the same tokenizer, so the cache is shared; it is cleared when
-    /// full.
+    /// Query word parts that no indexed document contains and the stem table lacks (names,
+    /// jargon: `hulu`, `arxiv`), with the term each became (`None` for a stop word): stemming
+    /// them again would be most of a query's time on small indexes. Every index uses the same
+    /// tokenizer, so the cache is shared; it is cleared when full.
     static QUERY_PARTS: RefCell<FxHashMap<Box<str>, Option<Box<str>>>> =
         RefCell::new(FxHashMap::default());
 }
@@ -698,22 +697,21 @@ impl SearchIndex {
         if let Some(&t) = self.lexicon.part_terms.get(part) {
             return (t != NO_TERM).then_some(t);
         }
-        // A part no document has: its stem may still be a term (`looking`).
+        // A part no document has: its stem may still be a term (`looking`). Common words'
+        // stems come from the tokenizer's table; others are stemmed once per thread.
+        let term_id = |term: Option<&str>| term.and_then(|t| self.lexicon.term_ids.get(t)).copied();
+        if let Some(term) = self.lexicon.tokenizer.term_without_stemmer(part) {
+            return term_id(term.as_deref());
+        }
         QUERY_PARTS.with_borrow_mut(|cache| {
             if let Some(term) = cache.get(part) {
-                return term
-                    .as_deref()
-                    .and_then(|t| self.lexicon.term_ids.get(t))
-                    .copied();
+                return term_id(term.as_deref());
             }
             if cache.len() >= QUERY_PARTS_CAPACITY {
                 cache.clear();
             }
             let term = self.lexicon.tokenizer.term_of_lowercase(part);
-            let known = term
-                .as_deref()
-                .and_then(|t| self.lexicon.term_ids.get(t))
-                .copied();
+            let known = term_id(term.as_deref());
             cache.insert(part.into(), term.map(|t| t.into()));
             known
         })

@@ -34,6 +34,8 @@ mod error;
 mod index;
 mod lexicon;
 mod query;
+mod stem_table;
+mod stem_table_format;
 mod tokenizer;
 
 pub use document::{Field, FieldWeights, Parameter, ToolDocument};

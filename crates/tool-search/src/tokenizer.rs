@@ -16,6 +16,8 @@ use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::stem_table;
+
 /// One token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Token {
@@ -220,13 +222,21 @@ impl Tokenizer {
     /// stemmed. What a part becomes depends only on its lowercase form, so an index can remember
     /// it per lowercase form and stem each only once.
     pub fn term_of_lowercase<'a>(&self, lower: &'a str) -> Option<Cow<'a, str>> {
+        self.term_without_stemmer(lower)
+            .unwrap_or_else(|| Some(self.stemmer.stem(lower)))
+    }
+
+    /// [`Tokenizer::term_of_lowercase`] when it is cheap: `None` when the stemmer would have
+    /// to run (a word that is not in the table of common words' stems).
+    #[allow(clippy::option_option)]
+    pub(crate) fn term_without_stemmer<'a>(&self, lower: &'a str) -> Option<Option<Cow<'a, str>>> {
         if lower.is_empty() || (self.stop_words && is_stop_word(lower)) {
-            return None;
+            return Some(None);
         }
         if self.stem && lower.bytes().all(|b| b.is_ascii_alphabetic()) {
-            Some(self.stemmer.stem(lower))
+            stem_table::stem(lower).map(Some)
         } else {
-            Some(Cow::Borrowed(lower))
+            Some(Some(Cow::Borrowed(lower)))
         }
     }
 
@@ -257,8 +267,22 @@ pub fn lowercase_into(part: &str, out: &mut String) {
 }
 
 fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    // Most words are longer than any stop word: no search for them.
+    word.len() <= LONGEST_STOP_WORD && STOP_WORDS.binary_search(&word).is_ok()
 }
+
+/// The length of the longest of [`STOP_WORDS`].
+const LONGEST_STOP_WORD: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        if STOP_WORDS[i].len() > longest {
+            longest = STOP_WORDS[i].len();
+        }
+        i += 1;
+    }
+    longest
+};
 
 /// A piece of text before it becomes tokens: see [`Tokenizer::for_each_segment`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

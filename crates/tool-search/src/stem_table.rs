@@ -1,0 +1,90 @@
+//! The English stems of 73,445 common words (SCOWL size 50, `data/english-words.txt`), made at
+//! build time by the same stemmer the tokenizer runs, so a lookup gives exactly what stemming
+//! would.
+//!
+//! Stemming is most of the cost of a word no document contains: a query of ordinary English
+//! ("I want to look up the weather") is mostly such words, each new to the query-word cache of a
+//! fresh thread. A lookup reads a 4-byte bucket start and one ~25-byte bucket, and allocates
+//! only when the stem does not end where the word's kept part does (`happy` → `happi`); the
+//! table is 0.9 MB of read-only data.
+
+use std::borrow::Cow;
+
+use crate::stem_table_format::{BUCKET_BITS, bucket};
+
+include!(concat!(env!("OUT_DIR"), "/stem_suffixes.rs"));
+
+static STARTS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stem_starts.bin"));
+static RECORDS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stem_records.bin"));
+
+fn start(bucket: usize) -> usize {
+    let at = bucket * 4;
+    STARTS
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, |b| u32::from_le_bytes(b) as usize)
+}
+
+/// The stem of `word` (lowercase ASCII letters), if the table has the word.
+pub(crate) fn stem(word: &str) -> Option<Cow<'_, str>> {
+    let b = bucket(word.as_bytes());
+    debug_assert!(b < 1 << BUCKET_BITS);
+    let mut records = RECORDS.get(start(b)..start(b + 1))?;
+    while let [len, cut, suffix, rest @ ..] = records {
+        let (len, cut) = (usize::from(*len), usize::from(*cut));
+        let candidate = rest.get(..len)?;
+        if candidate == word.as_bytes() {
+            // `cut` never exceeds the word's length (the build script measured it).
+            let kept = word.get(..len.saturating_sub(cut))?;
+            let suffix = SUFFIXES.get(usize::from(*suffix))?;
+            return Some(if suffix.is_empty() {
+                Cow::Borrowed(kept)
+            } else {
+                Cow::Owned(format!("{kept}{suffix}"))
+            });
+        }
+        records = rest.get(len..)?;
+    }
+    None
+}
+
+/// Every word of the table with its stem, in table order.
+#[cfg(test)]
+pub(crate) fn entries() -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(WORDS);
+    let mut records = RECORDS;
+    while let [len, _, _, rest @ ..] = records {
+        let word = std::str::from_utf8(&rest[..usize::from(*len)]).expect("ASCII words");
+        let stem = stem(word).expect("every word is found").into_owned();
+        out.push((word.to_owned(), stem));
+        records = &rest[usize::from(*len)..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_stemmers::{Algorithm, Stemmer};
+
+    use super::*;
+
+    #[test]
+    fn every_word_has_the_stem_the_stemmer_gives() {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let entries = entries();
+        assert_eq!(entries.len(), WORDS);
+        for (word, stem) in &entries {
+            assert_eq!(*stem, stemmer.stem(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn words_not_in_the_table_are_not_found() {
+        for word in ["", "zzzq", "mcp", "readfile", "a".repeat(300).as_str()] {
+            assert_eq!(stem(word), None, "{word}");
+        }
+        assert_eq!(stem("looking").as_deref(), Some("look"));
+        assert_eq!(stem("happy").as_deref(), Some("happi"));
+        assert_eq!(stem("generalizations").as_deref(), Some("general"));
+    }
+}
