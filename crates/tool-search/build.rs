@@ -21,16 +21,28 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut suffixes: Vec<String> = vec![String::new()];
     let mut buckets: Vec<Vec<u8>> = vec![Vec::new(); 1 << format::BUCKET_BITS];
     let mut seen = HashSet::new();
-    for (line, word) in words.lines().enumerate() {
-        let line = line + 1;
+    // Every stop word is in the table, flagged, so that a word the table lacks is no stop word.
+    let listed: Vec<(String, &str)> = words
+        .lines()
+        .enumerate()
+        .map(|(line, word)| (format!("{WORDS}:{}", line + 1), word))
+        .chain(
+            format::STOP_WORDS
+                .iter()
+                .map(|word| ("a stop word".to_owned(), *word)),
+        )
+        .collect();
+    for (source, word) in listed {
         assert!(
-            !word.is_empty() && word.len() <= 255 && word.bytes().all(|b| b.is_ascii_lowercase()),
-            "{WORDS}:{line}: {word:?} is not 1 to 255 lowercase ASCII letters"
+            !word.is_empty() && word.len() <= 127 && word.bytes().all(|b| b.is_ascii_lowercase()),
+            "{source}: {word:?} is not 1 to 127 lowercase ASCII letters"
         );
-        assert!(
-            seen.insert(word),
-            "{WORDS}:{line}: {word:?} is listed twice"
-        );
+        let stop = format::STOP_WORDS.contains(&word);
+        if !seen.insert(word) {
+            // A stop word is in the list too: its record is already there, flagged.
+            assert!(stop, "{source}: {word:?} is listed twice");
+            continue;
+        }
         let stem = stemmer.stem(word);
         let kept = word
             .bytes()
@@ -47,7 +59,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         };
         let record = &mut buckets[format::bucket(word.as_bytes())];
         record.push(word.len() as u8);
-        record.push((word.len() - kept) as u8);
+        let cut = (word.len() - kept) as u8;
+        record.push(if stop { cut | format::STOP } else { cut });
         record.push(u8::try_from(index).map_err(|_| "more than 256 distinct stem endings")?);
         record.extend_from_slice(word.as_bytes());
     }

@@ -14,6 +14,7 @@ use crate::lexicon::{
 use crate::query::{Query, QueryKind};
 use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, is_plain_word, lowercase_into};
 use rustc_hash::FxHashMap;
+use smol_str::SmolStr;
 
 /// BM25+ parameters (Lv and Zhai, "Lower-bounding term frequency normalization", CIKM 2011).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -197,7 +198,7 @@ thread_local! {
     /// jargon: `hulu`, `arxiv`), with the term each became (`None` for a stop word): stemming
     /// them again would be most of a query's time on small indexes. Every index uses the same
     /// tokenizer, so the cache is shared; it is cleared when full.
-    static QUERY_PARTS: RefCell<FxHashMap<Box<str>, Option<Box<str>>>> =
+    static QUERY_PARTS: RefCell<FxHashMap<SmolStr, Option<SmolStr>>> =
         RefCell::new(FxHashMap::default());
 }
 
@@ -638,13 +639,14 @@ impl SearchIndex {
             .iter()
             .flat_map(|w| self.lexicon.tokenizer.tokenize(w))
         {
-            match self.lexicon.term_ids.get(&token.text) {
+            match self.lexicon.term_ids.get(token.text.as_str()) {
                 Some(&t) => required_terms.push(t),
                 // A required word no tool contains: nothing can match.
                 None => return (Vec::new(), 0),
             }
         }
-        let mut out: Vec<(u32, bool)> = Vec::new();
+        // Sized once for a request of a few sentences, rather than grown a few times.
+        let mut out: Vec<(u32, bool)> = Vec::with_capacity(32);
         let mut push = |t: u32| {
             if !out.iter().any(|(seen, _)| *seen == t) {
                 out.push((t, required_terms.contains(&t)));
@@ -652,8 +654,8 @@ impl SearchIndex {
         };
         // Each distinct bigram by its characters (a lone character has no second).
         let mut cjk_seen: Vec<(Option<char>, Option<char>)> = Vec::new();
-        let mut lower = String::new();
-        let mut joined = String::new();
+        let mut lower = String::with_capacity(32);
+        let mut joined = String::with_capacity(32);
         self.lexicon
             .tokenizer
             .for_each_segment(text, |segment| match segment {
@@ -712,7 +714,7 @@ impl SearchIndex {
             }
             let term = self.lexicon.tokenizer.term_of_lowercase(part);
             let known = term_id(term.as_deref());
-            cache.insert(part.into(), term.map(|t| t.into()));
+            cache.insert(part.into(), term.map(SmolStr::new));
             known
         })
     }
@@ -965,7 +967,10 @@ impl SearchIndex {
                 }
             }
             hits.clear();
-            let mut floor = f32::NEG_INFINITY;
+            // The last check's threshold is a floor: the `limit` documents that reached it are
+            // still running and scores only grow (checks are made only without required terms
+            // or the CJK gate, which could drop them).
+            let mut floor = if checked { last_kth } else { f32::NEG_INFINITY };
             for &id in touched.iter() {
                 let acc = std::mem::take(&mut accs[id as usize]);
                 if acc.matched & required_mask != required_mask {
@@ -1067,7 +1072,7 @@ impl SearchIndex {
                 occurrences.extend(
                     tokens
                         .iter()
-                        .filter_map(|t| self.lexicon.term_ids.get(&t.text))
+                        .filter_map(|t| self.lexicon.term_ids.get(t.text.as_str()))
                         .map(|&t| (t, field.index() as u8)),
                 );
             });

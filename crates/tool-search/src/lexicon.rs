@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
+use smol_str::SmolStr;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
 use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, is_plain_word, lowercase_into};
@@ -20,7 +21,7 @@ pub(crate) type FieldCounts = (u32, [u16; FIELDS]);
 #[derive(Debug)]
 pub(crate) struct Lexicon {
     pub(crate) tokenizer: Tokenizer,
-    pub(crate) term_ids: FxHashMap<String, u32>,
+    pub(crate) term_ids: FxHashMap<SmolStr, u32>,
     /// Whether each term, by id, is a CJK bigram.
     pub(crate) cjk: Vec<bool>,
     /// What each word seen in a document that splits into parts (`read_file`, `getHTTPServer`,
@@ -191,7 +192,7 @@ impl Lexicon {
             part_terms,
             ..
         } = other;
-        let mut by_id: Vec<(u32, String)> = term_ids.into_iter().map(|(t, id)| (id, t)).collect();
+        let mut by_id: Vec<(u32, SmolStr)> = term_ids.into_iter().map(|(t, id)| (id, t)).collect();
         by_id.sort_unstable_by_key(|(id, _)| *id);
         self.term_ids.reserve(by_id.len());
         let mut remap = vec![NO_TERM; cjk.len()];
@@ -306,9 +307,9 @@ pub(crate) fn lowercase<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
 }
 
 /// What each word seen in a document became: see [`Lexicon::word_terms`].
-pub(crate) type WordTerms = FxHashMap<Box<str>, Box<[u32]>>;
+pub(crate) type WordTerms = FxHashMap<SmolStr, Box<[u32]>>;
 /// What each lowercase word part became: see [`Lexicon::part_terms`].
-pub(crate) type PartTerms = FxHashMap<Box<str>, u32>;
+pub(crate) type PartTerms = FxHashMap<SmolStr, u32>;
 
 /// The memos of a lexicon taken in by [`Lexicon::absorb`], with its term ids' new numbers.
 #[derive(Debug, Default)]
@@ -340,7 +341,7 @@ impl Memos {
 /// [`NO_TERM`].
 fn term_of_part(
     tokenizer: &Tokenizer,
-    term_ids: &mut FxHashMap<String, u32>,
+    term_ids: &mut FxHashMap<SmolStr, u32>,
     cjk: &mut Vec<bool>,
     part_terms: &mut PartTerms,
     part: &str,
@@ -360,7 +361,7 @@ fn term_of_part(
 
 /// The id of term `text`, created when new.
 fn intern(
-    term_ids: &mut FxHashMap<String, u32>,
+    term_ids: &mut FxHashMap<SmolStr, u32>,
     cjk: &mut Vec<bool>,
     text: Cow<'_, str>,
     is_cjk: bool,
@@ -369,8 +370,8 @@ fn intern(
         return t;
     }
     let t = cjk.len() as u32;
-    // A stem is already an owned string: no second copy.
-    term_ids.insert(text.into_owned(), t);
+    // Terms of up to 23 bytes are kept in the map's own slots, not on the heap.
+    term_ids.insert(SmolStr::new(text), t);
     cjk.push(is_cjk);
     t
 }

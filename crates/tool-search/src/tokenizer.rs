@@ -17,6 +17,8 @@ use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::stem_table;
+#[cfg(test)]
+use crate::stem_table_format::STOP_WORDS;
 
 /// One token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,21 +28,6 @@ pub struct Token {
     /// Whether it is a CJK character bigram (or lone character).
     pub cjk: bool,
 }
-
-/// English stop words, sorted (for binary search): too common in tool descriptions and requests to tell tools apart.
-const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
-    "at", "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
-    "did", "do", "does", "doing", "down", "during", "each", "either", "etc", "few", "for", "from",
-    "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how",
-    "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "may", "me", "might",
-    "more", "most", "must", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only",
-    "or", "other", "our", "ours", "out", "over", "own", "please", "same", "shall", "she", "should",
-    "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there",
-    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very",
-    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
-    "with", "would", "you", "your", "yours",
-];
 
 /// Whether `c` belongs to a script written without spaces between words, which is searched by
 /// character bigrams: Han, Hiragana, Katakana, Hangul.
@@ -230,13 +217,20 @@ impl Tokenizer {
     /// to run (a word that is not in the table of common words' stems).
     #[allow(clippy::option_option)]
     pub(crate) fn term_without_stemmer<'a>(&self, lower: &'a str) -> Option<Option<Cow<'a, str>>> {
-        if lower.is_empty() || (self.stop_words && is_stop_word(lower)) {
+        if lower.is_empty() {
             return Some(None);
         }
-        if self.stem && lower.bytes().all(|b| b.is_ascii_alphabetic()) {
-            stem_table::stem(lower).map(Some)
-        } else {
-            Some(Some(Cow::Borrowed(lower)))
+        if !lower.bytes().all(|b| b.is_ascii_alphabetic()) {
+            // Not a word the stemmer knows, nor a stop word (those are all letters).
+            return Some(Some(Cow::Borrowed(lower)));
+        }
+        // One lookup tells both whether it is a stop word (every stop word is in the table) and
+        // what its stem is.
+        match stem_table::lookup(lower) {
+            Some(word) if self.stop_words && word.is_stop_word() => Some(None),
+            Some(word) if self.stem => Some(Some(word.stem())),
+            None if self.stem => None,
+            _ => Some(Some(Cow::Borrowed(lower))),
         }
     }
 
@@ -266,23 +260,10 @@ pub fn lowercase_into(part: &str, out: &mut String) {
     }
 }
 
+#[cfg(test)]
 fn is_stop_word(word: &str) -> bool {
-    // Most words are longer than any stop word: no search for them.
-    word.len() <= LONGEST_STOP_WORD && STOP_WORDS.binary_search(&word).is_ok()
+    stem_table::lookup(word).is_some_and(|w| w.is_stop_word())
 }
-
-/// The length of the longest of [`STOP_WORDS`].
-const LONGEST_STOP_WORD: usize = {
-    let mut longest = 0;
-    let mut i = 0;
-    while i < STOP_WORDS.len() {
-        if STOP_WORDS[i].len() > longest {
-            longest = STOP_WORDS[i].len();
-        }
-        i += 1;
-    }
-    longest
-};
 
 /// A piece of text before it becomes tokens: see [`Tokenizer::for_each_segment`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -627,9 +608,12 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search() {
-        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    fn the_stop_words_are_found_and_no_others() {
+        for word in STOP_WORDS {
+            assert!(is_stop_word(word), "{word}");
+        }
         assert!(is_stop_word("the") && is_stop_word("yours") && !is_stop_word("file"));
+        assert!(!is_stop_word("The") && !is_stop_word("thee") && !is_stop_word(""));
     }
 
     #[test]
