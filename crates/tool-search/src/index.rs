@@ -831,7 +831,7 @@ impl SearchIndex {
                         (i, *term, idf, self.max_term_score(entry, idf, avg_length))
                     }),
             );
-            order.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
+            order.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
             // What the terms from each position on can add at most, together.
             remaining.clear();
             remaining.resize(order.len() + 1, 0.0);
