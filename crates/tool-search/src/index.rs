@@ -843,9 +843,12 @@ impl SearchIndex {
             let may_prune = prune && required_mask == 0 && cjk_needed == 0;
             // BM25's length normaliser is `base + per_length × length`: one multiply-add per
             // posting instead of a division.
-            let (base, per_length) = match scorer {
-                Scorer::Bm25Plus(Bm25Plus { k1, b, .. }) => length_normaliser(k1, b, avg_length),
-                Scorer::TfIdf => (0.0, 0.0),
+            let (base, per_length, k1, delta) = match scorer {
+                Scorer::Bm25Plus(Bm25Plus { k1, b, delta }) => {
+                    let (base, per_length) = length_normaliser(k1, b, avg_length);
+                    (base, per_length, k1, delta)
+                }
+                Scorer::TfIdf => (0.0, 0.0, 0.0, 0.0),
             };
             let mut candidates_only = false;
             // The last check's `limit`-th best running score, and what the terms processed by
@@ -855,15 +858,17 @@ impl SearchIndex {
             for (pos, &(i, term, idf, _)) in order.iter().enumerate() {
                 let entry = &self.terms[term as usize];
                 let bit = if i < 32 { 1u32 << i } else { 0 };
-                let score_of = |posting: &Posting, length: f32| {
+                let bm25_of = |posting: &Posting, length: f32| {
                     let tf = posting.weighted_tf;
-                    match scorer {
-                        Scorer::Bm25Plus(Bm25Plus { k1, delta, .. }) => {
-                            let normaliser = base + per_length * length;
-                            idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
-                        }
-                        Scorer::TfIdf => idf * (1.0 + tf).ln() / self.norms[posting.doc as usize],
-                    }
+                    let normaliser = base + per_length * length;
+                    idf * (tf * (k1 + 1.0) / (tf + normaliser) + delta)
+                };
+                let tfidf_of = |posting: &Posting, _: f32| {
+                    idf * (1.0 + posting.weighted_tf).ln() / self.norms[posting.doc as usize]
+                };
+                let score_of = |posting: &Posting, length: f32| match scorer {
+                    Scorer::Bm25Plus(_) => bm25_of(posting, length),
+                    Scorer::TfIdf => tfidf_of(posting, length),
                 };
                 if candidates_only && touched.len() * 8 < entry.postings.len() {
                     // Only documents already in the running can still reach the top: look each
@@ -899,19 +904,12 @@ impl SearchIndex {
                         }
                     }
                 } else {
-                    for posting in &entry.postings {
-                        let doc = posting.doc as usize;
-                        let length = posting.length;
-                        if length < 0.0 {
-                            continue;
+                    // The scorer is chosen once per term, not per posting.
+                    match scorer {
+                        Scorer::Bm25Plus(_) => {
+                            accumulate(&entry.postings, bit, accs, touched, bm25_of)
                         }
-                        let score = score_of(posting, length);
-                        let acc = &mut accs[doc];
-                        if acc.matched == 0 && acc.score == 0.0 {
-                            touched.push(posting.doc);
-                        }
-                        acc.score += score;
-                        acc.matched |= bit;
+                        Scorer::TfIdf => accumulate(&entry.postings, bit, accs, touched, tfidf_of),
                     }
                 }
                 // Max-score pruning (Turtle and Flood 1995): once the `limit`-th best running
@@ -1239,6 +1237,32 @@ fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
 }
 
 /// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.
+/// Adds each live posting's score to its document's running score and `bit` to its matched
+/// terms, noting the documents it touches first.
+fn accumulate(
+    postings: &[Posting],
+    bit: u32,
+    accs: &mut [Acc],
+    touched: &mut Vec<u32>,
+    score_of: impl Fn(&Posting, f32) -> f32,
+) {
+    for posting in postings {
+        let length = posting.length;
+        if length < 0.0 {
+            continue;
+        }
+        let score = score_of(posting, length);
+        let Some(acc) = accs.get_mut(posting.doc as usize) else {
+            continue;
+        };
+        if acc.matched == 0 && acc.score == 0.0 {
+            touched.push(posting.doc);
+        }
+        acc.score += score;
+        acc.matched |= bit;
+    }
+}
+
 fn length_normaliser(k1: f32, b: f32, avg_length: f32) -> (f32, f32) {
     (k1 * (1.0 - b), k1 * b / avg_length.max(f32::MIN_POSITIVE))
 }
