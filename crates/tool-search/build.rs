@@ -22,25 +22,25 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut buckets: Vec<Vec<u8>> = vec![Vec::new(); 1 << format::BUCKET_BITS];
     let mut seen = HashSet::new();
     // Every stop word is in the table, flagged, so that a word the table lacks is no stop word.
-    let listed: Vec<(String, &str)> = words
+    let listed = words
         .lines()
         .enumerate()
-        .map(|(line, word)| (format!("{WORDS}:{}", line + 1), word))
-        .chain(
-            format::STOP_WORDS
-                .iter()
-                .map(|word| ("a stop word".to_owned(), *word)),
-        )
-        .collect();
-    for (source, word) in listed {
+        .map(|(line, word)| (Some(line + 1), word))
+        .chain(format::STOP_WORDS.iter().map(|word| (None, *word)));
+    for (line, word) in listed {
+        let source = || match line {
+            Some(line) => format!("{WORDS}:{line}"),
+            None => "a stop word".to_owned(),
+        };
         assert!(
             !word.is_empty() && word.len() <= 127 && word.bytes().all(|b| b.is_ascii_lowercase()),
-            "{source}: {word:?} is not 1 to 127 lowercase ASCII letters"
+            "{}: {word:?} is not 1 to 127 lowercase ASCII letters",
+            source()
         );
         let stop = format::STOP_WORDS.contains(&word);
         if !seen.insert(word) {
             // A stop word is in the list too: its record is already there, flagged.
-            assert!(stop, "{source}: {word:?} is listed twice");
+            assert!(stop, "{}: {word:?} is listed twice", source());
             continue;
         }
         let stem = stemmer.stem(word);

@@ -215,7 +215,6 @@ impl Tokenizer {
 
     /// [`Tokenizer::term_of_lowercase`] when it is cheap: `None` when the stemmer would have
     /// to run (a word that is not in the table of common words' stems).
-    #[allow(clippy::option_option)]
     pub(crate) fn term_without_stemmer<'a>(&self, lower: &'a str) -> Option<Option<Cow<'a, str>>> {
         if lower.is_empty() {
             return Some(None);
