@@ -1236,7 +1236,6 @@ fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
     }
 }
 
-/// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.
 /// Adds each live posting's score to its document's running score and `bit` to its matched
 /// terms, noting the documents it touches first.
 fn accumulate(
@@ -1263,6 +1262,7 @@ fn accumulate(
     }
 }
 
+/// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.
 fn length_normaliser(k1: f32, b: f32, avg_length: f32) -> (f32, f32) {
     (k1 * (1.0 - b), k1 * b / avg_length.max(f32::MIN_POSITIVE))
 }
