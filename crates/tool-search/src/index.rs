@@ -672,9 +672,14 @@ impl SearchIndex {
                     self.lexicon.tokenizer.for_each_part_joining_in(
                         word,
                         &mut joined,
-                        |part, _| {
+                        |part, joins| {
                             lowercase_into(part, &mut lower);
-                            if let Some(t) = self.query_part_term(&lower) {
+                            let t = if Tokenizer::stems_joined(joins) {
+                                self.query_part_term(&lower)
+                            } else {
+                                self.lexicon.term_ids.get(lower.as_str()).copied()
+                            };
+                            if let Some(t) = t {
                                 push(t);
                             }
                         },

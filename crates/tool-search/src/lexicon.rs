@@ -277,11 +277,15 @@ impl Lexicon {
                     return;
                 }
                 ids.clear();
-                tokenizer.for_each_part_joining_in(word, joined, |part, is_joined| {
+                tokenizer.for_each_part_joining_in(word, joined, |part, joins| {
                     lowercase_into(part, lower);
                     // The parts joined (`readfile`) seldom recur but as the same word, which
                     // `word_terms` remembers: they are not remembered as parts.
-                    let t = term_of_part(tokenizer, term_ids, cjk, part_terms, lower, !is_joined);
+                    let t = if Tokenizer::stems_joined(joins) {
+                        term_of_part(tokenizer, term_ids, cjk, part_terms, lower, joins == 0)
+                    } else {
+                        intern(term_ids, cjk, Cow::Borrowed(lower), false)
+                    };
                     if t != NO_TERM {
                         ids.push(t);
                     }

@@ -156,9 +156,9 @@ impl Tokenizer {
     /// stop words, stemming.
     pub fn word_tokens(&self, word: &str, out: &mut Vec<Token>) {
         let mut lower = String::new();
-        self.for_each_part(word, |part| {
+        self.for_each_part_joining_in(word, &mut String::new(), |part, joins| {
             lowercase_into(part, &mut lower);
-            if let Some(text) = self.term_of_lowercase(&lower) {
+            if let Some(text) = self.term_of_joined(&lower, joins) {
                 out.push(Token {
                     text: text.into_owned(),
                     cjk: false,
@@ -176,16 +176,17 @@ impl Tokenizer {
     }
 
     /// [`Tokenizer::for_each_part`], joining the parts in `joined` (a buffer to reuse); `f` is
-    /// told whether the part is the parts joined.
+    /// told how many parts the part joins (0 for a part alone): see
+    /// [`Tokenizer::term_of_joined`].
     pub(crate) fn for_each_part_joining_in(
         &self,
         word: &str,
         joined: &mut String,
-        mut f: impl FnMut(&str, bool),
+        mut f: impl FnMut(&str, usize),
     ) {
         // Most words are plain (`file`, `Reads`): nothing to split.
         if is_plain_word(word) {
-            f(word, false);
+            f(word, 0);
             return;
         }
         joined.clear();
@@ -193,7 +194,7 @@ impl Tokenizer {
         let mut part = |part: &str| {
             parts += 1;
             joined.push_str(part);
-            f(part, false);
+            f(part, 0);
         };
         if word.is_ascii() {
             split_ascii_identifier(word, &mut part);
@@ -201,7 +202,7 @@ impl Tokenizer {
             split_identifier(word).into_iter().for_each(&mut part);
         }
         if parts > 1 {
-            f(joined, true);
+            f(joined, parts);
         }
     }
 
@@ -211,6 +212,25 @@ impl Tokenizer {
     pub fn term_of_lowercase<'a>(&self, lower: &'a str) -> Option<Cow<'a, str>> {
         self.term_without_stemmer(lower)
             .unwrap_or_else(|| Some(self.stemmer.stem(lower)))
+    }
+
+    /// What the lowercase parts of a word joined become, `parts` of them (0 for a part alone):
+    /// a part alone and two parts joined (`readfile`) as [`Tokenizer::term_of_lowercase`];
+    /// three or more joined (`getweatherforecast`) are kept as they are. Those are long and
+    /// nearly all unique (a tool's full name), so stemming them would be most of the stemmer's
+    /// work for little: only the same identifier finds them, and its parts are terms anyway.
+    pub(crate) fn term_of_joined<'a>(&self, lower: &'a str, parts: usize) -> Option<Cow<'a, str>> {
+        if Self::stems_joined(parts) {
+            self.term_of_lowercase(lower)
+        } else {
+            Some(Cow::Borrowed(lower))
+        }
+    }
+
+    /// Whether [`Tokenizer::term_of_joined`] stems (and may drop) a part that joins `parts`
+    /// parts (0 for a part alone).
+    pub(crate) fn stems_joined(parts: usize) -> bool {
+        parts <= 2
     }
 
     /// [`Tokenizer::term_of_lowercase`] when it is cheap: `None` when the stemmer would have

@@ -93,6 +93,19 @@ fn identifiers_match_however_they_are_written() {
 }
 
 #[test]
+fn a_long_identifier_joined_is_one_term_for_tools_and_queries_alike() {
+    let index = index();
+    // Three parts or more joined are kept unstemmed on both sides (`...issue`, not `...issu`).
+    let explanation = index
+        .explain("McpGithubCreateIssue", "mcp__github__create_issue")
+        .unwrap()
+        .unwrap();
+    let terms: Vec<&str> = explanation.terms.iter().map(|t| t.term.as_str()).collect();
+    assert!(terms.contains(&"mcpgithubcreateissue"), "{terms:?}");
+    assert!(terms.contains(&"issu"), "{terms:?}");
+}
+
+#[test]
 fn required_words_must_match() {
     let index = index();
     let hits = names(&index, "file +write", 5);
