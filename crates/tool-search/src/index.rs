@@ -161,7 +161,7 @@ struct DocEntry {
     doc: ToolDocument,
     /// Weighted length: Σ field weight × field length.
     length: f32,
-    /// `lnc` norm for TF-IDF.
+    /// `lnc` norm for TF-IDF (1 under BM25+, which does not read it).
     norm: f32,
     terms: Vec<u32>,
 }
@@ -454,6 +454,8 @@ impl SearchIndex {
         self.remove(&doc.name);
         let id = self.docs.len() as u32;
         let weights = self.config.weights;
+        // Only TF-IDF reads the norm (a logarithm per term, a tenth of filing a tool).
+        let tf_idf = matches!(self.config.scorer, Scorer::TfIdf);
         let mut term_list = Vec::with_capacity(counts.len());
         let mut norm = 0.0f32;
         for (term, tf) in counts {
@@ -461,7 +463,9 @@ impl SearchIndex {
             if weighted <= 0.0 {
                 continue;
             }
-            norm += (1.0 + weighted).ln().powi(2);
+            if tf_idf {
+                norm += (1.0 + weighted).ln().powi(2);
+            }
             let entry = &mut self.terms[*term as usize];
             entry.postings.push(Posting {
                 doc: id,
@@ -488,7 +492,11 @@ impl SearchIndex {
         self.by_name.insert(doc.name.clone(), id);
         self.live += 1;
         self.total_length += f64::from(length);
-        let norm = norm.sqrt().max(f32::MIN_POSITIVE);
+        let norm = if tf_idf {
+            norm.sqrt().max(f32::MIN_POSITIVE)
+        } else {
+            1.0
+        };
         self.norms.push(norm);
         self.docs.push(Some(DocEntry {
             doc,

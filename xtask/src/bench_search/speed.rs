@@ -11,13 +11,16 @@ use crate::alloc;
 
 const SIZES: [usize; 4] = [500, 4_000, 40_000, 100_000];
 const QUERIES: usize = 300;
-/// Each query list is timed this many times, each pass on a new thread, so that every pass
-/// starts with our per-thread caches empty; p50 and p99 are over every timing.
-const QUERY_PASSES: usize = 3;
+
+/// How many times each engine's query list is timed at `size` tools, each pass on a new thread
+/// so that every pass starts with our per-thread caches empty; p50 and p99 are over every timing.
+fn query_passes(size: usize) -> usize {
+    if size <= 4_000 { 5 } else { 3 }
+}
 
 /// How many times an index of `size` tools is built: the build time is their median.
 fn builds(size: usize) -> usize {
-    if size <= 4_000 { 5 } else { 3 }
+    if size <= 4_000 { 7 } else { 3 }
 }
 const ENGINES: [&str; 3] = ["ours", "tantivy", "bm25"];
 
@@ -97,6 +100,55 @@ fn build(engine: &str, docs: Vec<ToolDocument>) -> anyhow::Result<Built> {
     })
 }
 
+/// Builds `engine` from a copy of `docs`: the engine, the bytes per tool it keeps, the time.
+///
+/// Our index keeps the documents it is given (for `get`, `select:` and `explain`), so their copy
+/// counts towards its memory but not its build time; the peers keep only what they index, and
+/// the input is dropped outside the timed part for every engine.
+fn timed_build(
+    engine: &str,
+    docs: &[ToolDocument],
+) -> anyhow::Result<(Box<dyn Engine>, f64, Duration)> {
+    let before_input = alloc::allocated();
+    let input = docs.to_vec();
+    let before = alloc::allocated();
+    let started = Instant::now();
+    let (built, input) = build(engine, input)?;
+    let time = started.elapsed();
+    let kept_from = if engine == "ours" {
+        before_input
+    } else {
+        before
+    };
+    let bytes = alloc::allocated().saturating_sub(kept_from) as f64 / docs.len() as f64;
+    drop(input);
+    Ok((built, bytes, time))
+}
+
+/// Times each query once on a new thread, after 20 to warm up.
+fn timed_pass(engine: &mut dyn Engine, queries: &[&str]) -> anyhow::Result<Vec<Duration>> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                for q in queries.iter().take(20) {
+                    std::hint::black_box(engine.search(q, 10));
+                }
+                queries
+                    .iter()
+                    .map(|q| {
+                        let t = Instant::now();
+                        let hits = engine.search(q, 10);
+                        let elapsed = t.elapsed();
+                        std::hint::black_box(hits);
+                        elapsed
+                    })
+                    .collect()
+            })
+            .join()
+    })
+    .map_err(|_| anyhow::anyhow!("a query pass panicked"))
+}
+
 /// Runs the speed tables and writes the chart.
 pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
     let queries: Vec<&str> = {
@@ -110,63 +162,32 @@ pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for size in SIZES {
         let docs = corpus(sets, size);
-        for engine_name in ENGINES {
-            // Our index keeps the documents it is given (for `get`, `select:` and `explain`), so
-            // their copy counts towards its memory but not its build time; the peers keep only
-            // what they index, and the input is dropped outside the timed part for every engine.
-            // Memory is measured on the last build, the only one kept.
-            let mut build_times = Vec::new();
-            let mut built = None;
-            for _ in 0..builds(size) {
-                drop(built.take());
-                let before_input = alloc::allocated();
-                let input = docs.clone();
-                let before = alloc::allocated();
-                let started = Instant::now();
-                let (engine, input) = build(engine_name, input)?;
-                build_times.push(started.elapsed());
-                let kept_from = if engine_name == "ours" {
-                    before_input
-                } else {
-                    before
-                };
-                let bytes = alloc::allocated().saturating_sub(kept_from) as f64 / size as f64;
-                drop(input);
-                built = Some((engine, bytes));
+        // The engines take turns, build by build and pass by pass, so that a slow spell of this
+        // shared machine falls on all of them rather than on one.
+        let mut build_times: Vec<Vec<Duration>> = vec![Vec::new(); ENGINES.len()];
+        let mut built: Vec<Option<(Box<dyn Engine>, f64)>> = ENGINES.iter().map(|_| None).collect();
+        for _ in 0..builds(size) {
+            for (e, engine_name) in ENGINES.into_iter().enumerate() {
+                drop(built[e].take());
+                let (engine, bytes, time) = timed_build(engine_name, &docs)?;
+                build_times[e].push(time);
+                built[e] = Some((engine, bytes));
             }
-            let Some((mut engine, bytes)) = built else {
-                anyhow::bail!("no index was built");
-            };
-            build_times.sort();
-            let build_time = build_times[build_times.len() / 2];
-            let mut times: Vec<Duration> = Vec::with_capacity(QUERY_PASSES * queries.len());
-            for _ in 0..QUERY_PASSES {
-                let engine = &mut engine;
-                let pass = std::thread::scope(|scope| {
-                    scope
-                        .spawn(|| {
-                            // Warm up, then time each query.
-                            for q in queries.iter().take(20) {
-                                std::hint::black_box(engine.search(q, 10));
-                            }
-                            queries
-                                .iter()
-                                .map(|q| {
-                                    let t = Instant::now();
-                                    let hits = engine.search(q, 10);
-                                    let elapsed = t.elapsed();
-                                    std::hint::black_box(hits);
-                                    elapsed
-                                })
-                                .collect::<Vec<Duration>>()
-                        })
-                        .join()
-                });
-                times.extend(pass.map_err(|_| anyhow::anyhow!("a query pass panicked"))?);
+        }
+        let mut engines: Vec<(Box<dyn Engine>, f64)> = built
+            .into_iter()
+            .collect::<Option<_>>()
+            .ok_or_else(|| anyhow::anyhow!("no index was built"))?;
+        let mut times: Vec<Vec<Duration>> = vec![Vec::new(); ENGINES.len()];
+        for _ in 0..query_passes(size) {
+            for ((engine, _), times) in engines.iter_mut().zip(&mut times) {
+                times.extend(timed_pass(engine.as_mut(), &queries)?);
             }
-            times.sort();
-            let server = server_tools();
-            let names: Vec<String> = server.iter().map(|d| d.name.clone()).collect();
+        }
+        let server = server_tools();
+        let names: Vec<String> = server.iter().map(|d| d.name.clone()).collect();
+        for (e, (mut engine, bytes)) in engines.into_iter().enumerate() {
+            let engine_name = ENGINES[e];
             let t = Instant::now();
             engine.add(&server)?;
             let add = t.elapsed();
@@ -177,22 +198,28 @@ pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
             let t = Instant::now();
             engine.remove(&names)?;
             let remove = t.elapsed();
+            drop(engine);
+            let times = &mut times[e];
+            times.sort();
+            let build_times = &mut build_times[e];
+            build_times.sort();
             rows.push(Row {
                 engine: engine_name,
                 size,
-                build: build_time,
+                build: build_times[build_times.len() / 2],
                 p50: times[times.len() / 2],
                 p99: times[(times.len() * 99 / 100).min(times.len() - 1)],
                 bytes_per_tool: bytes,
                 add,
                 remove,
             });
-            drop(engine);
         }
     }
     println!(
-        "## Speed and scale ({} queries per size, {QUERY_PASSES} passes, each on a new thread; build: median of {} builds, {} from 40k tools)\n",
+        "## Speed and scale ({} queries per size, {} passes ({} from 40k tools), each on a new thread; build: median of {} builds ({} from 40k); engines take turns)\n",
         queries.len(),
+        query_passes(SIZES[0]),
+        query_passes(SIZES[SIZES.len() - 1]),
         builds(SIZES[0]),
         builds(SIZES[SIZES.len() - 1]),
     );
