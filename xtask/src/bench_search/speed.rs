@@ -15,7 +15,7 @@ const QUERIES: usize = 300;
 /// How many times each engine's query list is timed at `size` tools, each pass on a new thread
 /// so that every pass starts with our per-thread caches empty; p50 and p99 are over every timing.
 fn query_passes(size: usize) -> usize {
-    if size <= 4_000 { 5 } else { 3 }
+    if size <= 4_000 { 15 } else { 5 }
 }
 
 /// How many times an index of `size` tools is built: the build time is their median.
