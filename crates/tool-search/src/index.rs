@@ -12,7 +12,7 @@ use crate::lexicon::{
     Analysed, FIELDS, FieldCounts, Lexicon, Memos, NO_TERM, PartTerms, WordTerms, group, lowercase,
 };
 use crate::query::{Query, QueryKind};
-use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, is_plain_word, lowercase_into};
+use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, lowercase_into};
 use rustc_hash::FxHashMap;
 use smol_str::SmolStr;
 
@@ -166,16 +166,39 @@ struct DocEntry {
     terms: Vec<u32>,
 }
 
-/// A document's running score and which of the query's first 32 terms it matched.
+/// A document's running score and which of the query's first 31 terms it matched, with
+/// [`RUNNING`] set once any term has reached it.
 #[derive(Default, Clone, Copy)]
 struct Acc {
     score: f32,
     matched: u32,
 }
 
+/// The bit of [`Acc::matched`] that says a document has a running score.
+const RUNNING: u32 = 1 << 31;
+
+/// The bit of [`Acc::matched`] for the query's term at `position` (none past the 31st).
+fn term_bit(position: usize) -> u32 {
+    if position < 31 { 1 << position } else { 0 }
+}
+
+/// What [`SearchIndex::query_terms`] fills, and its buffers.
+#[derive(Default)]
+struct QueryWords {
+    /// The query's distinct known terms in query order, with whether each is required.
+    terms: Vec<(u32, bool)>,
+    /// The terms of the required words.
+    required: Vec<u32>,
+    /// Each distinct CJK bigram by its characters (a lone character has no second).
+    cjk_seen: Vec<(Option<char>, Option<char>)>,
+    lower: String,
+    joined: String,
+}
+
 /// Buffers a query reuses, per thread.
 #[derive(Default)]
 struct Scratch {
+    words: QueryWords,
     /// Running score per document id.
     accs: Vec<Acc>,
     /// The documents with a running score.
@@ -184,8 +207,9 @@ struct Scratch {
     best: BinaryHeap<Reverse<TotalF32>>,
     /// The query's terms in max-score order: (query position, term, idf, bound).
     order: Vec<(usize, u32, f32, f32)>,
-    /// What the terms from each position of `order` on can add at most, together.
-    remaining: Vec<f32>,
+    /// What the terms from each position of `order` on can add at most, together, and how many
+    /// postings they have.
+    remaining: Vec<(f32, usize)>,
     /// Results so far: (score, document id).
     hits: Vec<(f32, u32)>,
     /// One bit per document id, to put many running documents in order without sorting.
@@ -638,11 +662,20 @@ impl SearchIndex {
         }
     }
 
-    /// The query's distinct known terms with whether each is required, and how many distinct
-    /// CJK bigrams the query has (known or not, for the CJK gate). No terms when a required word
-    /// is in no tool.
-    fn query_terms(&self, text: &str, required: &[String]) -> (Vec<(u32, bool)>, usize) {
-        let mut required_terms = Vec::new();
+    /// Puts the query's distinct known terms in `words.terms`, with whether each is required,
+    /// and returns how many distinct CJK bigrams the query has (known or not, for the CJK gate).
+    /// No terms when a required word is in no tool.
+    fn query_terms(&self, text: &str, required: &[String], words: &mut QueryWords) -> usize {
+        let QueryWords {
+            terms: out,
+            required: required_terms,
+            cjk_seen,
+            lower,
+            joined,
+        } = words;
+        out.clear();
+        required_terms.clear();
+        cjk_seen.clear();
         for token in required
             .iter()
             .flat_map(|w| self.lexicon.tokenizer.tokenize(w))
@@ -650,25 +683,24 @@ impl SearchIndex {
             match self.lexicon.term_ids.get(token.text.as_str()) {
                 Some(&t) => required_terms.push(t),
                 // A required word no tool contains: nothing can match.
-                None => return (Vec::new(), 0),
+                None => return 0,
             }
         }
-        // Sized once for a request of a few sentences, rather than grown a few times.
-        let mut out: Vec<(u32, bool)> = Vec::with_capacity(32);
+        // One bit per term id modulo 64: a term whose bit is clear is new to the query, and
+        // most are, so the list is searched only on the rare collision.
+        let mut seen_bits = 0u64;
         let mut push = |t: u32| {
-            if !out.iter().any(|(seen, _)| *seen == t) {
+            let bit = 1u64 << (t % 64);
+            if seen_bits & bit == 0 || !out.iter().any(|(seen, _)| *seen == t) {
+                seen_bits |= bit;
                 out.push((t, required_terms.contains(&t)));
             }
         };
-        // Each distinct bigram by its characters (a lone character has no second).
-        let mut cjk_seen: Vec<(Option<char>, Option<char>)> = Vec::new();
-        let mut lower = String::with_capacity(32);
-        let mut joined = String::with_capacity(32);
         self.lexicon
             .tokenizer
-            .for_each_segment(text, |segment| match segment {
-                Segment::Word(word) if is_plain_word(word) => {
-                    if let Some(t) = self.query_part_term(lowercase(word, &mut lower)) {
+            .for_each_segment_shaped(text, |segment, plain| match segment {
+                Segment::Word(word) if plain => {
+                    if let Some(t) = self.query_part_term(lowercase(word, lower)) {
                         push(t);
                     }
                 }
@@ -677,21 +709,19 @@ impl SearchIndex {
                         ids.iter().for_each(|&t| push(t));
                         return;
                     }
-                    self.lexicon.tokenizer.for_each_part_joining_in(
-                        word,
-                        &mut joined,
-                        |part, joins| {
-                            lowercase_into(part, &mut lower);
+                    self.lexicon
+                        .tokenizer
+                        .for_each_part_joining_in(word, joined, |part, joins| {
+                            lowercase_into(part, lower);
                             let t = if Tokenizer::stems_joined(joins) {
-                                self.query_part_term(&lower)
+                                self.query_part_term(lower)
                             } else {
                                 self.lexicon.term_ids.get(lower.as_str()).copied()
                             };
                             if let Some(t) = t {
                                 push(t);
                             }
-                        },
-                    );
+                        });
                 }
                 Segment::Cjk(run) => for_each_cjk_bigram(run, |bigram| {
                     if let Some(&t) = self.lexicon.term_ids.get(bigram) {
@@ -704,7 +734,7 @@ impl SearchIndex {
                     }
                 }),
             });
-        (out, cjk_seen.len())
+        cjk_seen.len()
     }
 
     /// The term a lowercase part of a query word is, if any document has it.
@@ -776,14 +806,19 @@ impl SearchIndex {
         }
     }
 
-    fn exact_bonus(&self, text: &str) -> Option<(u32, f32)> {
+    /// The tool `text` names exactly (or by an alias), with the bonus that puts it first;
+    /// `lower` is a buffer to reuse.
+    fn exact_bonus(&self, text: &str, lower: &mut String) -> Option<(u32, f32)> {
         let text = text.trim();
         // Lowercasing never makes fewer characters: a longer text matches no name or alias,
-        // and long queries skip lowercasing and hashing.
-        if text.chars().nth(self.longest_key).is_some() {
+        // and long queries skip lowercasing and hashing. A character is at least one byte.
+        if text.len() > self.longest_key
+            && (text.is_ascii() || text.chars().nth(self.longest_key).is_some())
+        {
             return None;
         }
-        let id = *self.by_key.get(&text.to_lowercase())?;
+        lowercase_into(text, lower);
+        let id = *self.by_key.get(lower.as_str())?;
         // Larger than any sum of term scores can be: an exact name wins.
         Some((id, 1000.0))
     }
@@ -798,26 +833,10 @@ impl SearchIndex {
         if limit == 0 {
             return Vec::new();
         }
-        let (terms, cjk_terms) = self.query_terms(text, required);
-        let (mut required_mask, mut cjk_mask, mut ascii_mask) = (0u32, 0u32, 0u32);
-        for (i, (term, is_required)) in terms.iter().enumerate().take(32) {
-            let bit = 1u32 << i;
-            if *is_required {
-                required_mask |= bit;
-            }
-            if self.terms[*term as usize].cjk {
-                cjk_mask |= bit;
-            } else {
-                ascii_mask |= bit;
-            }
-        }
-        let cjk_needed = cjk_terms.min(2) as u32;
-        let avg_length = self.avg_length();
-        let scorer = self.config.scorer;
-        let exact = self.exact_bonus(text);
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let Scratch {
+                words,
                 accs,
                 touched,
                 best,
@@ -826,6 +845,24 @@ impl SearchIndex {
                 hits,
                 bits,
             } = &mut *scratch;
+            let cjk_terms = self.query_terms(text, required, words);
+            let terms = &words.terms;
+            let (mut required_mask, mut cjk_mask, mut ascii_mask) = (0u32, 0u32, 0u32);
+            for (i, (term, is_required)) in terms.iter().enumerate().take(31) {
+                let bit = term_bit(i);
+                if *is_required {
+                    required_mask |= bit;
+                }
+                if self.terms[*term as usize].cjk {
+                    cjk_mask |= bit;
+                } else {
+                    ascii_mask |= bit;
+                }
+            }
+            let cjk_needed = cjk_terms.min(2) as u32;
+            let avg_length = self.avg_length();
+            let scorer = self.config.scorer;
+            let exact = self.exact_bonus(text, &mut words.lower);
             if accs.len() < self.docs.len() {
                 accs.resize(self.docs.len(), Acc::default());
             }
@@ -845,11 +882,16 @@ impl SearchIndex {
                     }),
             );
             order.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
-            // What the terms from each position on can add at most, together.
+            // What the terms from each position on can add at most, together, and their
+            // postings.
             remaining.clear();
-            remaining.resize(order.len() + 1, 0.0);
+            remaining.resize(order.len() + 1, (0.0, 0));
             for j in (0..order.len()).rev() {
-                remaining[j] = remaining[j + 1] + order[j].3;
+                let postings = self.terms[order[j].1 as usize].postings.len();
+                remaining[j] = (
+                    remaining[j + 1].0 + order[j].3,
+                    remaining[j + 1].1 + postings,
+                );
             }
             // Pruning is exact only when every document that scores is a result: required terms
             // and the CJK gate drop documents after scoring, so they turn it off.
@@ -870,7 +912,7 @@ impl SearchIndex {
             let mut checked = false;
             for (pos, &(i, term, idf, _)) in order.iter().enumerate() {
                 let entry = &self.terms[term as usize];
-                let bit = if i < 32 { 1u32 << i } else { 0 };
+                let bit = term_bit(i) | RUNNING;
                 let bm25_of = |posting: &Posting, length: f32| {
                     let tf = posting.weighted_tf;
                     let normaliser = base + per_length * length;
@@ -907,9 +949,8 @@ impl SearchIndex {
                     for posting in &entry.postings {
                         let doc = posting.doc as usize;
                         let acc = &mut accs[doc];
-                        let candidate = acc.matched != 0
-                            || acc.score != 0.0
-                            || exact.is_some_and(|(e, _)| e == posting.doc);
+                        let candidate =
+                            acc.matched != 0 || exact.is_some_and(|(e, _)| e == posting.doc);
                         let length = posting.length;
                         if candidate && length >= 0.0 {
                             acc.score += score_of(posting, length);
@@ -929,12 +970,8 @@ impl SearchIndex {
                 // score is above what the remaining terms could give a document they alone
                 // match, no new document can enter the results; documents that cannot catch up
                 // are dropped, and the rest are only updated from then on.
-                let rest = remaining[pos + 1];
-                let rest_postings: usize = order[pos + 1..]
-                    .iter()
-                    .map(|o| self.terms[o.1 as usize].postings.len())
-                    .sum();
-                let done = remaining[0] - rest;
+                let (rest, rest_postings) = remaining[pos + 1];
+                let done = remaining[0].0 - rest;
                 // A check costs a pass over the running documents, so it is made only when it
                 // can pass: the `limit`-th best running score is at most the one the last check
                 // found plus what the terms processed since could add to it.
@@ -982,6 +1019,16 @@ impl SearchIndex {
             // still running and scores only grow (checks are made only without required terms
             // or the CJK gate, which could drop them).
             let mut floor = if checked { last_kth } else { f32::NEG_INFINITY };
+            // An exact name's bonus goes to its running score, if it has one, before the
+            // filters below; else it is a result of its own.
+            let mut exact_alone = exact;
+            if let Some((id, bonus)) = exact
+                && let Some(acc) = accs.get_mut(id as usize)
+                && acc.matched != 0
+            {
+                acc.score += bonus;
+                exact_alone = None;
+            }
             for &id in touched.iter() {
                 let acc = std::mem::take(&mut accs[id as usize]);
                 if acc.matched & required_mask != required_mask {
@@ -993,8 +1040,7 @@ impl SearchIndex {
                 {
                     continue;
                 }
-                let bonus = exact.filter(|(e, _)| *e == id).map_or(0.0, |(_, b)| b);
-                let score = acc.score + bonus;
+                let score = acc.score;
                 if score < floor {
                     continue;
                 }
@@ -1007,8 +1053,7 @@ impl SearchIndex {
                     hits.retain(|h| h.0 >= floor);
                 }
             }
-            if let Some((id, bonus)) = exact
-                && !touched.contains(&id)
+            if let Some((id, bonus)) = exact_alone
                 && required_mask == 0
             {
                 hits.push((bonus, id));
@@ -1109,7 +1154,9 @@ impl SearchIndex {
         let Some(doc) = self.entry(id) else {
             return Ok(None);
         };
-        let (terms, _) = self.query_terms(&text, &required);
+        let mut words = QueryWords::default();
+        self.query_terms(&text, &required, &mut words);
+        let terms = words.terms;
         let counts = self.field_counts(&doc.doc);
         let weights = self.config.weights;
         let avg_length = self.avg_length();
@@ -1155,7 +1202,7 @@ impl SearchIndex {
             });
         }
         let bonus = self
-            .exact_bonus(&text)
+            .exact_bonus(&text, &mut words.lower)
             .filter(|(e, _)| *e == id)
             .map_or(0.0, |(_, b)| b);
         Ok(Some(Explanation {
@@ -1249,8 +1296,8 @@ fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
     }
 }
 
-/// Adds each live posting's score to its document's running score and `bit` to its matched
-/// terms, noting the documents it touches first.
+/// Adds each live posting's score to its document's running score and `bit` (which has
+/// [`RUNNING`]) to its matched terms, noting the documents it touches first.
 fn accumulate(
     postings: &[Posting],
     bit: u32,
@@ -1258,21 +1305,26 @@ fn accumulate(
     touched: &mut Vec<u32>,
     score_of: impl Fn(&Posting, f32) -> f32,
 ) {
+    // Every posting's document is written at the end of the list, which grows past it only
+    // when the document is new: no branch to mispredict on whether it is.
+    let mut len = touched.len();
+    touched.resize(len + postings.len(), 0);
     for posting in postings {
         let length = posting.length;
         if length < 0.0 {
             continue;
         }
         let score = score_of(posting, length);
-        let Some(acc) = accs.get_mut(posting.doc as usize) else {
+        let (Some(acc), Some(slot)) = (accs.get_mut(posting.doc as usize), touched.get_mut(len))
+        else {
             continue;
         };
-        if acc.matched == 0 && acc.score == 0.0 {
-            touched.push(posting.doc);
-        }
+        *slot = posting.doc;
+        len += usize::from(acc.matched == 0);
         acc.score += score;
         acc.matched |= bit;
     }
+    touched.truncate(len);
 }
 
 /// BM25's `k1 × (1 − b + b × length / avg_length)` as `base + per_length × length`.

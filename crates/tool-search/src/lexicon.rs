@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use smol_str::SmolStr;
 
 use crate::document::{Field, FieldWeights, ToolDocument};
-use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, is_plain_word, lowercase_into};
+use crate::tokenizer::{Segment, Tokenizer, for_each_cjk_bigram, lowercase_into};
 
 pub(crate) const FIELDS: usize = Field::ALL.len();
 
@@ -256,9 +256,9 @@ impl Lexicon {
         let Scratch {
             lower, joined, ids, ..
         } = scratch;
-        tokenizer.for_each_segment(text, |segment| match segment {
+        tokenizer.for_each_segment_shaped(text, |segment, plain| match segment {
             // Most words are plain (`file`, `Reads`): the word is its one part.
-            Segment::Word(word) if is_plain_word(word) => {
+            Segment::Word(word) if plain => {
                 let t = term_of_part(
                     tokenizer,
                     term_ids,

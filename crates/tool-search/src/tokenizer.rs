@@ -122,9 +122,15 @@ impl Tokenizer {
     /// [`Tokenizer::word_tokens`] and [`Tokenizer::cjk_bigrams`] this is [`Tokenizer::tokenize`];
     /// an index can cache what a word becomes, since the same words recur across documents.
     pub fn for_each_segment(&self, text: &str, mut f: impl FnMut(Segment<'_>)) {
+        self.for_each_segment_shaped(text, |segment, _| f(segment));
+    }
+
+    /// [`Tokenizer::for_each_segment`], telling `f` also whether a word is plain (see
+    /// [`is_plain_word`]; never a CJK run).
+    pub(crate) fn for_each_segment_shaped(&self, text: &str, mut f: impl FnMut(Segment<'_>, bool)) {
         // ASCII is its own NFKD and NFC form and has no CJK: skip straight to the words.
         if text.is_ascii() {
-            ascii_words(text, |word| f(Segment::Word(word)));
+            ascii_words(text, |word, plain| f(Segment::Word(word), plain));
             return;
         }
         let normalised = fold(text);
@@ -132,10 +138,10 @@ impl Tokenizer {
         let mut run_is_cjk = false;
         let mut emit = |run: &str, cjk: bool| {
             if cjk {
-                f(Segment::Cjk(run));
+                f(Segment::Cjk(run), false);
             } else {
                 for word in run.unicode_words() {
-                    f(Segment::Word(word));
+                    f(Segment::Word(word), is_plain_word(word));
                 }
             }
         };
@@ -298,7 +304,10 @@ pub enum Segment<'a> {
 ///
 /// A word is a run of letters, digits and `_`, where `:`, `.` and `'` may join two letters and
 /// `,`, `;`, `.` and `'` two digits; runs of `_` alone are not words.
-fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+///
+/// `f` is also told whether the word is plain (see [`is_plain_word`]), which the scan finds out
+/// on the way for all but capitalised words.
+fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str, bool)) {
     let bytes = text.as_bytes();
     let class = |i: usize| ASCII_CLASS[usize::from(bytes[i])];
     let mut i = 0;
@@ -309,6 +318,7 @@ fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
         }
         let start = i;
         let mut seen = 0;
+        let mut joined = false;
         loop {
             while i < bytes.len() && class(i) & WORD != 0 {
                 seen |= class(i);
@@ -325,10 +335,16 @@ fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
             if !joins {
                 break;
             }
+            joined = true;
             i += 1;
         }
         if seen & (LETTER | DIGIT) != 0 {
-            f(&text[start..i]);
+            let word = &text[start..i];
+            // Letters alone, lowercase after the first (looked at only when one is uppercase).
+            let plain = !joined
+                && seen & (DIGIT | UNDERSCORE) == 0
+                && (seen & UPPER == 0 || word.as_bytes()[1..].iter().all(u8::is_ascii_lowercase));
+            f(word, plain);
         }
     }
 }
@@ -336,6 +352,8 @@ fn ascii_words<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
 const LETTER: u8 = 1;
 const DIGIT: u8 = 2;
 const UNDERSCORE: u8 = 4;
+/// Uppercase letters have this as well as [`LETTER`].
+const UPPER: u8 = 32;
 /// Bytes that are part of a word.
 const WORD: u8 = LETTER | DIGIT | UNDERSCORE;
 /// `:`, `.`, `'`: join two letters.
@@ -349,7 +367,9 @@ static ASCII_CLASS: [u8; 256] = {
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        table[b] = if c.is_ascii_alphabetic() {
+        table[b] = if c.is_ascii_uppercase() {
+            LETTER | UPPER
+        } else if c.is_ascii_lowercase() {
             LETTER
         } else if c.is_ascii_digit() {
             DIGIT
@@ -567,7 +587,10 @@ mod tests {
         #[test]
         fn ascii_words_are_the_unicode_words(text in "[a-cA-C0-2_.:',; \\-\n\r\t()/@#]{0,24}|[\\x00-\\x7f]{0,32}") {
             let mut ours = Vec::new();
-            ascii_words(&text, |w| ours.push(w));
+            ascii_words(&text, |w, plain| {
+                assert_eq!(plain, is_plain_word(w), "{w}");
+                ours.push(w);
+            });
             let theirs: Vec<&str> = text.unicode_words().collect();
             proptest::prop_assert_eq!(ours, theirs);
         }
@@ -605,23 +628,24 @@ mod tests {
     fn ascii_words_on_identifiers_and_numbers() {
         let mut words = Vec::new();
         ascii_words(
-            "read_file(path: 'a.txt') costs $1,000.50; e.g. __init__ x:y 3.a don't",
-            |w| words.push(w),
+            "read_file(path: 'a.txt') costs $1,000.50; e.g. __init__ x:y 3.a don't Reads",
+            |w, plain| words.push((w, plain)),
         );
         assert_eq!(
             words,
             [
-                "read_file",
-                "path",
-                "a.txt",
-                "costs",
-                "1,000.50",
-                "e.g",
-                "__init__",
-                "x:y",
-                "3",
-                "a",
-                "don't"
+                ("read_file", false),
+                ("path", true),
+                ("a.txt", false),
+                ("costs", true),
+                ("1,000.50", false),
+                ("e.g", false),
+                ("__init__", false),
+                ("x:y", false),
+                ("3", false),
+                ("a", true),
+                ("don't", false),
+                ("Reads", true),
             ]
         );
     }

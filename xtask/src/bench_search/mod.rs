@@ -37,6 +37,9 @@ pub struct Options {
     /// Measure speed in this build instead of re-running in a release build.
     #[arg(long)]
     no_release: bool,
+    /// The corpus sizes of the speed runs, in tools (comma-separated; default 500,4000,40000,100000).
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    sizes: Vec<usize>,
     /// Write the latency chart here (default: target/bench-search/latency.svg).
     #[arg(long, value_name = "FILE")]
     chart: Option<PathBuf>,
@@ -237,7 +240,18 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             Some(path) => path.clone(),
             None => crate::tidy::workspace_root()?.join("target/bench-search/latency.svg"),
         };
-        speed::run(&sets, &chart)?;
+        let sizes = if options.sizes.is_empty() {
+            speed::SIZES.to_vec()
+        } else {
+            let mut sizes = options.sizes.clone();
+            sizes.sort_unstable();
+            sizes.dedup();
+            if sizes.first() == Some(&0) {
+                anyhow::bail!("--sizes: a corpus needs at least one tool");
+            }
+            sizes
+        };
+        speed::run(&sets, &sizes, &chart)?;
     }
     if let Some(floors) = &options.gate {
         gate(floors, &sets, &table)?;

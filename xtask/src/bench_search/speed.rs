@@ -9,7 +9,8 @@ use super::data::Set;
 use super::engines::{Bm25Crate, Engine, Ours, Tantivy};
 use crate::alloc;
 
-const SIZES: [usize; 4] = [500, 4_000, 40_000, 100_000];
+/// The corpus sizes measured by default.
+pub const SIZES: [usize; 4] = [500, 4_000, 40_000, 100_000];
 const QUERIES: usize = 300;
 
 /// How many times each engine's query list is timed at `size` tools, each pass on a new thread
@@ -150,7 +151,7 @@ fn timed_pass(engine: &mut dyn Engine, queries: &[&str]) -> anyhow::Result<Vec<D
 }
 
 /// Runs the speed tables and writes the chart.
-pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
+pub fn run(sets: &[Set], sizes: &[usize], chart: &Path) -> anyhow::Result<()> {
     let queries: Vec<&str> = {
         let all: Vec<&str> = sets
             .iter()
@@ -160,7 +161,7 @@ pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
         all.into_iter().step_by(step).take(QUERIES).collect()
     };
     let mut rows = Vec::new();
-    for size in SIZES {
+    for &size in sizes {
         let docs = corpus(sets, size);
         // The engines take turns, build by build and pass by pass, so that a slow spell of this
         // shared machine falls on all of them rather than on one.
@@ -243,7 +244,7 @@ pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
     println!();
     println!("| tools | p50 speed-up vs tantivy | vs bm25 |");
     println!("| --- | --- | --- |");
-    for size in SIZES {
+    for &size in sizes {
         let p50 = |e: &str| {
             rows.iter()
                 .find(|r| r.size == size && r.engine == e)
@@ -256,14 +257,14 @@ pub fn run(sets: &[Set], chart: &Path) -> anyhow::Result<()> {
         );
     }
     println!();
-    write_chart(&rows, chart)?;
+    write_chart(&rows, sizes, chart)?;
     println!("latency chart: {}", chart.display());
     Ok(())
 }
 
-fn write_chart(rows: &[Row], path: &Path) -> anyhow::Result<()> {
+fn write_chart(rows: &[Row], sizes: &[usize], path: &Path) -> anyhow::Result<()> {
     let (w, h, left, bottom, top, right) = (640.0, 400.0, 70.0, 50.0, 30.0, 120.0);
-    let xs: Vec<f64> = SIZES.iter().map(|s| (*s as f64).log10()).collect();
+    let xs: Vec<f64> = sizes.iter().map(|s| (*s as f64).log10()).collect();
     let (x_min, x_max) = (xs[0], xs[xs.len() - 1]);
     let values: Vec<f64> = rows
         .iter()
@@ -276,13 +277,15 @@ fn write_chart(rows: &[Row], path: &Path) -> anyhow::Result<()> {
         .fold(f64::NEG_INFINITY, f64::max)
         .ceil()
         .max(y_min + 1.0);
-    let px = |x: f64| left + (x - x_min) / (x_max - x_min) * (w - left - right);
+    // One size alone sits at the left edge.
+    let span = (x_max - x_min).max(1.0);
+    let px = |x: f64| left + (x - x_min) / span * (w - left - right);
     let py = |y: f64| h - bottom - (y - y_min) / (y_max - y_min) * (h - bottom - top);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">Query latency p50 against corpus size (log-log)</text>\n",
         w / 2.0
     );
-    for (size, x) in SIZES.iter().zip(&xs) {
+    for (size, x) in sizes.iter().zip(&xs) {
         svg.push_str(&format!(
             "<line x1=\"{0:.1}\" y1=\"{1:.1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"#ddd\"/><text x=\"{0:.1}\" y=\"{3:.1}\" text-anchor=\"middle\">{size}</text>\n",
             px(*x),
