@@ -219,10 +219,11 @@ struct Scratch {
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
     /// Query word parts that no indexed document contains and the stem table lacks (names,
-    /// jargon: `hulu`, `arxiv`), with the term each became (`None` for a stop word): stemming
+    /// jargon: `hulu`, `arxiv`), with the stem each became (stop words are all in the table):
+    /// stemming
     /// them again would be most of a query's time on small indexes. Every index uses the same
     /// tokenizer, so the cache is shared; it is cleared when full.
-    static QUERY_PARTS: RefCell<FxHashMap<SmolStr, Option<SmolStr>>> =
+    static QUERY_PARTS: RefCell<FxHashMap<SmolStr, SmolStr>> =
         RefCell::new(FxHashMap::default());
 }
 
@@ -700,7 +701,7 @@ impl SearchIndex {
             .tokenizer
             .for_each_segment_shaped(text, |segment, plain| match segment {
                 Segment::Word(word) if plain => {
-                    if let Some(t) = self.query_part_term(lowercase(word, lower)) {
+                    if let Some(t) = self.query_part_term(lowercase(word, lower), true) {
                         push(t);
                     }
                 }
@@ -714,7 +715,7 @@ impl SearchIndex {
                         .for_each_part_joining_in(word, joined, |part, joins| {
                             lowercase_into(part, lower);
                             let t = if Tokenizer::stems_joined(joins) {
-                                self.query_part_term(lower)
+                                self.query_part_term(lower, false)
                             } else {
                                 self.lexicon.term_ids.get(lower.as_str()).copied()
                             };
@@ -737,27 +738,34 @@ impl SearchIndex {
         cjk_seen.len()
     }
 
-    /// The term a lowercase part of a query word is, if any document has it.
-    fn query_part_term(&self, part: &str) -> Option<u32> {
+    /// The term a lowercase part of a query word is, if any document has it; `letters` when the
+    /// part is known to be ASCII letters only.
+    fn query_part_term(&self, part: &str, letters: bool) -> Option<u32> {
         if let Some(&t) = self.lexicon.part_terms.get(part) {
             return (t != NO_TERM).then_some(t);
         }
         // A part no document has: its stem may still be a term (`looking`). Common words'
         // stems come from the tokenizer's table; others are stemmed once per thread.
         let term_id = |term: Option<&str>| term.and_then(|t| self.lexicon.term_ids.get(t)).copied();
-        if let Some(term) = self.lexicon.tokenizer.term_without_stemmer(part) {
+        let tokenizer = &self.lexicon.tokenizer;
+        let cheap = if letters {
+            tokenizer.letters_without_stemmer(part)
+        } else {
+            tokenizer.term_without_stemmer(part)
+        };
+        if let Some(term) = cheap {
             return term_id(term.as_deref());
         }
         QUERY_PARTS.with_borrow_mut(|cache| {
-            if let Some(term) = cache.get(part) {
-                return term_id(term.as_deref());
+            if let Some(stem) = cache.get(part) {
+                return term_id(Some(stem));
             }
             if cache.len() >= QUERY_PARTS_CAPACITY {
                 cache.clear();
             }
-            let term = self.lexicon.tokenizer.term_of_lowercase(part);
-            let known = term_id(term.as_deref());
-            cache.insert(part.into(), term.map(SmolStr::new));
+            let stem = tokenizer.stem_uncommon(part);
+            let known = term_id(Some(&stem));
+            cache.insert(part.into(), SmolStr::new(stem));
             known
         })
     }

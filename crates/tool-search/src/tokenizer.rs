@@ -249,14 +249,29 @@ impl Tokenizer {
             // Not a word the stemmer knows, nor a stop word (those are all letters).
             return Some(Some(Cow::Borrowed(lower)));
         }
+        self.letters_without_stemmer(lower)
+    }
+
+    /// [`Tokenizer::term_without_stemmer`] for a part known to be lowercase ASCII letters, at
+    /// least one.
+    pub(crate) fn letters_without_stemmer<'a>(
+        &self,
+        lower: &'a str,
+    ) -> Option<Option<Cow<'a, str>>> {
         // One lookup tells both whether it is a stop word (every stop word is in the table) and
         // what its stem is.
         match stem_table::lookup(lower) {
             Some(word) if self.stop_words && word.is_stop_word() => Some(None),
             Some(word) if self.stem => Some(Some(word.stem())),
-            None if self.stem => None,
+            // The English stemmer leaves words of two letters as they are.
+            None if self.stem && lower.len() > 2 => None,
             _ => Some(Some(Cow::Borrowed(lower))),
         }
+    }
+
+    /// The stem of a lowercase part for which [`Tokenizer::term_without_stemmer`] gave `None`.
+    pub(crate) fn stem_uncommon<'a>(&self, lower: &'a str) -> Cow<'a, str> {
+        self.stemmer.stem(lower)
     }
 
     /// Step 7: the overlapping bigrams of a CJK run (a lone character is one token).
@@ -648,6 +663,22 @@ mod tests {
                 ("Reads", true),
             ]
         );
+    }
+
+    #[test]
+    fn words_of_two_letters_need_no_stemmer() {
+        let tokenizer = Tokenizer::new();
+        let stemmer = Stemmer::create(Algorithm::English);
+        for a in b'a'..=b'z' {
+            for word in std::iter::once(vec![a]).chain((b'a'..=b'z').map(|b| vec![a, b])) {
+                let word = String::from_utf8(word).expect("ASCII");
+                let cheap = tokenizer.letters_without_stemmer(&word);
+                assert!(cheap.is_some(), "{word}");
+                if let Some(Some(term)) = cheap {
+                    assert_eq!(term, stemmer.stem(&word), "{word}");
+                }
+            }
+        }
     }
 
     #[test]
