@@ -230,6 +230,11 @@ thread_local! {
 /// Entries [`QUERY_PARTS`] holds before it is cleared.
 const QUERY_PARTS_CAPACITY: usize = 4096;
 
+/// The fewest postings the terms still to come must have for a max-score check to be worth
+/// its pass over the running documents (and its unpredictable branches): below this, streaming
+/// them costs less than any check could save (measured at 500 and 4k tools).
+const MIN_POSTINGS_TO_PRUNE: usize = 1024;
+
 /// [`SearchIndex::from_documents`] takes another thread for each this many tools...
 const MIN_DOCS_PER_THREAD: usize = 256;
 /// ... up to this many threads (and no more than the machine has).
@@ -832,12 +837,19 @@ impl SearchIndex {
     }
 
     fn rank(&self, text: &str, required: &[String], limit: usize) -> Vec<Hit> {
-        self.rank_with(text, required, limit, true)
+        self.rank_with(text, required, limit, MIN_POSTINGS_TO_PRUNE)
     }
 
-    /// Ranks with or without max-score pruning (which never changes the results: the unit tests
-    /// compare both).
-    fn rank_with(&self, text: &str, required: &[String], limit: usize, prune: bool) -> Vec<Hit> {
+    /// Ranks with max-score pruning checked only while the terms still to come have more than
+    /// `prune_from` postings (`usize::MAX`: never). Pruning never changes the results: the unit
+    /// tests compare checking at every term with never checking.
+    fn rank_with(
+        &self,
+        text: &str,
+        required: &[String],
+        limit: usize,
+        prune_from: usize,
+    ) -> Vec<Hit> {
         if limit == 0 {
             return Vec::new();
         }
@@ -903,7 +915,7 @@ impl SearchIndex {
             }
             // Pruning is exact only when every document that scores is a result: required terms
             // and the CJK gate drop documents after scoring, so they turn it off.
-            let may_prune = prune && required_mask == 0 && cjk_needed == 0;
+            let may_prune = prune_from < usize::MAX && required_mask == 0 && cjk_needed == 0;
             // BM25's length normaliser is `base + per_length × length`: one multiply-add per
             // posting instead of a division.
             let (base, per_length, k1, delta) = match scorer {
@@ -987,7 +999,7 @@ impl SearchIndex {
                 if may_prune
                     && could_pass
                     && touched.len() >= limit
-                    && rest_postings > 2 * touched.len()
+                    && rest_postings > (2 * touched.len()).max(prune_from)
                 {
                     // Scores only grow and the documents that reached the last check's
                     // threshold are still running, so it bounds this one from below.
@@ -1406,8 +1418,8 @@ mod tests {
             ];
             for query in queries {
                 for limit in [1, 3, 10, 50] {
-                    let pruned = index.rank_with(query, &[], limit, true);
-                    let full = index.rank_with(query, &[], limit, false);
+                    let pruned = index.rank_with(query, &[], limit, 0);
+                    let full = index.rank_with(query, &[], limit, usize::MAX);
                     let names = |h: &[Hit]| h.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
                     assert_eq!(names(&pruned), names(&full), "{query} (limit {limit})");
                     for (a, b) in pruned.iter().zip(&full) {
@@ -1465,8 +1477,8 @@ mod tests {
                     .collect();
                 let query = query.join(" ");
                 for limit in [1, 5, 10, 37] {
-                    let pruned = index.rank_with(&query, &[], limit, true);
-                    let full = index.rank_with(&query, &[], limit, false);
+                    let pruned = index.rank_with(&query, &[], limit, 0);
+                    let full = index.rank_with(&query, &[], limit, usize::MAX);
                     let names = |h: &[Hit]| h.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
                     assert_eq!(names(&pruned), names(&full), "{query} (limit {limit})");
                     for (a, b) in pruned.iter().zip(&full) {
