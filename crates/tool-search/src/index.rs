@@ -256,6 +256,8 @@ pub struct SearchIndex {
     by_key: FxHashMap<String, u32>,
     /// The most characters a key of `by_key` has (never lowered on removal: a bound).
     longest_key: usize,
+    /// Whether a key of `by_key` has a space (never reset on removal: a bound).
+    spaced_keys: bool,
     by_server: BTreeMap<String, BTreeSet<u32>>,
     live: u32,
     total_length: f64,
@@ -291,6 +293,7 @@ impl SearchIndex {
             by_name: FxHashMap::default(),
             by_key: FxHashMap::default(),
             longest_key: 0,
+            spaced_keys: false,
             by_server: BTreeMap::new(),
             live: 0,
             total_length: 0.0,
@@ -511,6 +514,7 @@ impl SearchIndex {
         for key in std::iter::once(&doc.name).chain(&doc.aliases) {
             let key = key.to_lowercase();
             self.longest_key = self.longest_key.max(key.chars().count());
+            self.spaced_keys |= key.contains(' ');
             self.by_key.insert(key, id);
         }
         if let Some(server) = &doc.server {
@@ -830,6 +834,11 @@ impl SearchIndex {
         {
             return None;
         }
+        // Nor does it add or drop spaces: most queries are sentences, and most keys are
+        // identifiers.
+        if !self.spaced_keys && text.as_bytes().contains(&b' ') {
+            return None;
+        }
         lowercase_into(text, lower);
         let id = *self.by_key.get(lower.as_str())?;
         // Larger than any sum of term scores can be: an exact name wins.
@@ -887,8 +896,7 @@ impl SearchIndex {
                 accs.resize(self.docs.len(), Acc::default());
             }
             touched.clear();
-            // Terms in decreasing order of the most they can add (max-score order), each with
-            // its bit in `matched` (query order) and its idf.
+            // The terms with their bit in `matched` (query order), idf and the most each can add.
             order.clear();
             order.extend(
                 terms
@@ -901,6 +909,15 @@ impl SearchIndex {
                         (i, *term, idf, self.max_term_score(entry, idf, avg_length))
                     }),
             );
+            // Pruning is exact only when every document that scores is a result: required terms
+            // and the CJK gate drop documents after scoring, so they turn it off. So do too few
+            // postings for a check to be worth making.
+            let all_postings: usize = order
+                .iter()
+                .map(|o| self.terms[o.1 as usize].postings.len())
+                .sum();
+            let may_prune = prune_from < all_postings && required_mask == 0 && cjk_needed == 0;
+            // Terms in decreasing order of the most they can add (max-score order).
             order.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
             // What the terms from each position on can add at most, together, and their
             // postings.
@@ -913,9 +930,6 @@ impl SearchIndex {
                     remaining[j + 1].1 + postings,
                 );
             }
-            // Pruning is exact only when every document that scores is a result: required terms
-            // and the CJK gate drop documents after scoring, so they turn it off.
-            let may_prune = prune_from < usize::MAX && required_mask == 0 && cjk_needed == 0;
             // BM25's length normaliser is `base + per_length × length`: one multiply-add per
             // posting instead of a division.
             let (base, per_length, k1, delta) = match scorer {
@@ -1067,7 +1081,7 @@ impl SearchIndex {
                 hits.push((score, id));
                 // Keep the candidate list short: every so often cut it to the best `limit`.
                 // Ties with the last kept score stay, so that ties are still broken by name.
-                if hits.len() >= 4 * limit + 16 {
+                if hits.len() >= 2 * limit + 8 {
                     hits.select_nth_unstable_by(limit - 1, |a, b| b.0.total_cmp(&a.0));
                     floor = hits[limit - 1].0;
                     hits.retain(|h| h.0 >= floor);
@@ -1536,7 +1550,7 @@ mod tests {
         by_key.sort();
         format!(
             "{term_ids:?} {word_terms:?} {part_terms:?} {:?} {terms:?} {docs:?} {norms:?} \
-             {by_name:?} {by_key:?} {:?} {} {} {} {} {}",
+             {by_name:?} {by_key:?} {:?} {} {} {} {} {} {}",
             index.lexicon.cjk,
             index.by_server,
             index.live,
@@ -1544,6 +1558,7 @@ mod tests {
             index.dead_postings,
             index.live_postings,
             index.longest_key,
+            index.spaced_keys,
         )
     }
 

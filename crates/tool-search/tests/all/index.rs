@@ -71,6 +71,25 @@ fn keywords_rank_the_right_tool_first() {
 }
 
 #[test]
+fn a_query_that_is_a_name_or_alias_ranks_that_tool_first() {
+    let mut index = index();
+    // `write_file` mentions files more, but the query names `read_file` (by its alias).
+    assert_eq!(names(&index, "  READ ", 1), ["read_file"]);
+    assert_eq!(names(&index, "Write_File", 1), ["write_file"]);
+    index.add(
+        ToolDocument::new("notify", "Posts a short note to a chat channel.")
+            .with_alias("Send Message"),
+    );
+    // An alias with a space is matched whole, case aside.
+    assert_eq!(names(&index, "send message", 1), ["notify"]);
+    // A longer sentence is ranked by its words: the Slack tool says "send a message".
+    assert_eq!(
+        names(&index, "send a message to slack", 1),
+        ["mcp__slack__send_message"]
+    );
+}
+
+#[test]
 fn identifiers_match_however_they_are_written() {
     let mut index = index();
     index.add(ToolDocument::new(
