@@ -909,14 +909,6 @@ impl SearchIndex {
                         (i, *term, idf, self.max_term_score(entry, idf, avg_length))
                     }),
             );
-            // Pruning is exact only when every document that scores is a result: required terms
-            // and the CJK gate drop documents after scoring, so they turn it off. So do too few
-            // postings for a check to be worth making.
-            let all_postings: usize = order
-                .iter()
-                .map(|o| self.terms[o.1 as usize].postings.len())
-                .sum();
-            let may_prune = prune_from < all_postings && required_mask == 0 && cjk_needed == 0;
             // Terms in decreasing order of the most they can add (max-score order).
             order.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
             // What the terms from each position on can add at most, together, and their
@@ -930,6 +922,10 @@ impl SearchIndex {
                     remaining[j + 1].1 + postings,
                 );
             }
+            // Pruning is exact only when every document that scores is a result: required terms
+            // and the CJK gate drop documents after scoring, so they turn it off. So do too few
+            // postings for a check to be worth making.
+            let may_prune = prune_from < remaining[0].1 && required_mask == 0 && cjk_needed == 0;
             // BM25's length normaliser is `base + per_length × length`: one multiply-add per
             // posting instead of a division.
             let (base, per_length, k1, delta) = match scorer {
