@@ -302,11 +302,19 @@ impl Lexicon {
 
 /// A plain word (see [`is_plain_word`]) lowercased: itself when it is already, else in `buffer`.
 pub(crate) fn lowercase<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
-    if word.as_bytes().first().is_some_and(u8::is_ascii_lowercase) {
-        word
-    } else {
-        lowercase_into(word, buffer);
-        buffer
+    match word.as_bytes().first() {
+        Some(first) if first.is_ascii_lowercase() => word,
+        // Only the first letter is uppercase: no need to look at the others.
+        Some(first) if first.is_ascii_uppercase() => {
+            buffer.clear();
+            buffer.push(char::from(first.to_ascii_lowercase()));
+            buffer.push_str(word.get(1..).unwrap_or_default());
+            buffer
+        }
+        _ => {
+            lowercase_into(word, buffer);
+            buffer
+        }
     }
 }
 

@@ -110,6 +110,20 @@ mod tests {
     }
 
     #[test]
+    fn words_spread_evenly_over_the_buckets() {
+        let mut sizes = vec![0usize; 1 << crate::stem_table_format::BUCKET_BITS];
+        for (word, _, _) in entries() {
+            sizes[bucket(word.as_bytes())] += 1;
+        }
+        // About two words a bucket, spread as if at random: about a tenth of the buckets
+        // empty, and none with many.
+        let longest = sizes.iter().copied().max().unwrap_or_default();
+        let empty = sizes.iter().filter(|s| **s == 0).count();
+        assert!(longest <= 16, "a bucket holds {longest} words");
+        assert!(empty < sizes.len() / 8, "{empty} buckets are empty");
+    }
+
+    #[test]
     fn words_not_in_the_table_are_not_found() {
         for word in ["", "zzzq", "mcp", "readfile", "a".repeat(300).as_str()] {
             assert!(lookup(word).is_none(), "{word}");
