@@ -166,20 +166,43 @@ struct DocEntry {
     terms: Vec<u32>,
 }
 
-/// A document's running score and which of the query's first 31 terms it matched, with
-/// [`RUNNING`] set once any term has reached it.
+/// A document's running score and how many of the query's terms it matched, counted in three
+/// fields of [`Acc::matched`]: required terms, CJK bigrams and other terms (see
+/// [`Matched`]). Every term adds to the CJK or the other field, so a document is running
+/// exactly when `matched` is not zero.
 #[derive(Default, Clone, Copy)]
 struct Acc {
     score: f32,
     matched: u32,
 }
 
-/// The bit of [`Acc::matched`] that says a document has a running score.
-const RUNNING: u32 = 1 << 31;
+/// The fields of [`Acc::matched`]: a term adds one to each it belongs to. Each term of a query
+/// reaches a document once, so a field never counts past the terms the query gives it, and a
+/// query's terms beyond a field's room are left out (a thousand or more distinct terms).
+struct Matched;
 
-/// The bit of [`Acc::matched`] for the query's term at `position` (none past the 31st).
-fn term_bit(position: usize) -> u32 {
-    if position < 31 { 1 << position } else { 0 }
+impl Matched {
+    /// Required terms: bits 0 to 10.
+    const REQUIRED: u32 = 1;
+    const REQUIRED_ROOM: u32 = (1 << 11) - 1;
+    /// CJK bigrams: bits 11 to 21.
+    const CJK: u32 = 1 << 11;
+    const CJK_ROOM: u32 = (1 << 11) - 1;
+    /// Other terms: bits 22 to 31.
+    const OTHER: u32 = 1 << 22;
+    const OTHER_ROOM: u32 = (1 << 10) - 1;
+
+    fn required(matched: u32) -> u32 {
+        matched & Self::REQUIRED_ROOM
+    }
+
+    fn cjk(matched: u32) -> u32 {
+        (matched / Self::CJK) & Self::CJK_ROOM
+    }
+
+    fn other(matched: u32) -> u32 {
+        matched / Self::OTHER
+    }
 }
 
 /// What [`SearchIndex::query_terms`] fills, and its buffers.
@@ -203,6 +226,8 @@ struct Scratch {
     accs: Vec<Acc>,
     /// The documents with a running score.
     touched: Vec<u32>,
+    /// What each query term adds to [`Acc::matched`], in query order.
+    adds: Vec<u32>,
     /// For [`kth_best`].
     best: BinaryHeap<Reverse<TotalF32>>,
     /// The query's terms in max-score order: (query position, term, idf, bound).
@@ -866,6 +891,7 @@ impl SearchIndex {
             let mut scratch = scratch.borrow_mut();
             let Scratch {
                 words,
+                adds,
                 accs,
                 touched,
                 best,
@@ -876,18 +902,29 @@ impl SearchIndex {
             } = &mut *scratch;
             let cjk_terms = self.query_terms(text, required, words);
             let terms = &words.terms;
-            let (mut required_mask, mut cjk_mask, mut ascii_mask) = (0u32, 0u32, 0u32);
-            for (i, (term, is_required)) in terms.iter().enumerate().take(31) {
-                let bit = term_bit(i);
-                if *is_required {
-                    required_mask |= bit;
-                }
-                if self.terms[*term as usize].cjk {
-                    cjk_mask |= bit;
+            // What each term adds to `matched`, in query order (nothing: left out).
+            let (mut required_count, mut cjk_count, mut other_count) = (0u32, 0u32, 0u32);
+            adds.clear();
+            adds.extend(terms.iter().map(|(term, is_required)| {
+                let mut add = if self.terms[*term as usize].cjk {
+                    if cjk_count == Matched::CJK_ROOM {
+                        return 0;
+                    }
+                    cjk_count += 1;
+                    Matched::CJK
                 } else {
-                    ascii_mask |= bit;
+                    if other_count == Matched::OTHER_ROOM {
+                        return 0;
+                    }
+                    other_count += 1;
+                    Matched::OTHER
+                };
+                if *is_required && required_count < Matched::REQUIRED_ROOM {
+                    required_count += 1;
+                    add += Matched::REQUIRED;
                 }
-            }
+                add
+            }));
             let cjk_needed = cjk_terms.min(2) as u32;
             let avg_length = self.avg_length();
             let scorer = self.config.scorer;
@@ -896,13 +933,15 @@ impl SearchIndex {
                 accs.resize(self.docs.len(), Acc::default());
             }
             touched.clear();
-            // The terms with their bit in `matched` (query order), idf and the most each can add.
+            // The terms with their position in the query, idf and the most each can add.
             order.clear();
             order.extend(
                 terms
                     .iter()
                     .enumerate()
-                    .filter(|(_, (term, _))| self.terms[*term as usize].df > 0)
+                    .filter(|(i, (term, _))| {
+                        self.terms[*term as usize].df > 0 && adds.get(*i).is_some_and(|a| *a != 0)
+                    })
                     .map(|(i, (term, _))| {
                         let entry = &self.terms[*term as usize];
                         let idf = self.idf(entry.df);
@@ -925,7 +964,7 @@ impl SearchIndex {
             // Pruning is exact only when every document that scores is a result: required terms
             // and the CJK gate drop documents after scoring, so they turn it off. So do too few
             // postings for a check to be worth making.
-            let may_prune = prune_from < remaining[0].1 && required_mask == 0 && cjk_needed == 0;
+            let may_prune = prune_from < remaining[0].1 && required_count == 0 && cjk_needed == 0;
             // BM25's length normaliser is `base + per_length × length`: one multiply-add per
             // posting instead of a division.
             let (base, per_length, k1, delta) = match scorer {
@@ -942,7 +981,7 @@ impl SearchIndex {
             let mut checked = false;
             for (pos, &(i, term, idf, _)) in order.iter().enumerate() {
                 let entry = &self.terms[term as usize];
-                let bit = term_bit(i) | RUNNING;
+                let add = adds.get(i).copied().unwrap_or_default();
                 let bm25_of = |posting: &Posting, length: f32| {
                     let tf = posting.weighted_tf;
                     let normaliser = base + per_length * length;
@@ -968,7 +1007,7 @@ impl SearchIndex {
                         if posting.doc == id {
                             let acc = &mut accs[id as usize];
                             acc.score += score_of(posting, posting.length);
-                            acc.matched |= bit;
+                            acc.matched += add;
                         }
                     }
                     continue;
@@ -984,16 +1023,16 @@ impl SearchIndex {
                         let length = posting.length;
                         if candidate && length >= 0.0 {
                             acc.score += score_of(posting, length);
-                            acc.matched |= bit;
+                            acc.matched += add;
                         }
                     }
                 } else {
                     // The scorer is chosen once per term, not per posting.
                     match scorer {
                         Scorer::Bm25Plus(_) => {
-                            accumulate(&entry.postings, bit, accs, touched, bm25_of)
+                            accumulate(&entry.postings, add, accs, touched, bm25_of)
                         }
-                        Scorer::TfIdf => accumulate(&entry.postings, bit, accs, touched, tfidf_of),
+                        Scorer::TfIdf => accumulate(&entry.postings, add, accs, touched, tfidf_of),
                     }
                 }
                 // Max-score pruning (Turtle and Flood 1995): once the `limit`-th best running
@@ -1061,12 +1100,12 @@ impl SearchIndex {
             }
             for &id in touched.iter() {
                 let acc = std::mem::take(&mut accs[id as usize]);
-                if acc.matched & required_mask != required_mask {
+                if Matched::required(acc.matched) != required_count {
                     continue;
                 }
                 if cjk_needed > 0
-                    && acc.matched & ascii_mask == 0
-                    && (acc.matched & cjk_mask).count_ones() < cjk_needed
+                    && Matched::other(acc.matched) == 0
+                    && Matched::cjk(acc.matched) < cjk_needed
                 {
                     continue;
                 }
@@ -1084,7 +1123,7 @@ impl SearchIndex {
                 }
             }
             if let Some((id, bonus)) = exact_alone
-                && required_mask == 0
+                && required_count == 0
             {
                 hits.push((bonus, id));
             }
@@ -1326,11 +1365,11 @@ fn in_id_order(ids: &mut Vec<u32>, bits: &mut Vec<u64>, n: usize) {
     }
 }
 
-/// Adds each live posting's score to its document's running score and `bit` (which has
-/// [`RUNNING`]) to its matched terms, noting the documents it touches first.
+/// Adds each live posting's score to its document's running score and `add` (not zero: see
+/// [`Matched`]) to its matched terms, noting the documents it touches first.
 fn accumulate(
     postings: &[Posting],
-    bit: u32,
+    add: u32,
     accs: &mut [Acc],
     touched: &mut Vec<u32>,
     score_of: impl Fn(&Posting, f32) -> f32,
@@ -1352,7 +1391,7 @@ fn accumulate(
         *slot = posting.doc;
         len += usize::from(acc.matched == 0);
         acc.score += score;
-        acc.matched |= bit;
+        acc.matched += add;
     }
     touched.truncate(len);
 }

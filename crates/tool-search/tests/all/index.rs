@@ -133,6 +133,25 @@ fn required_words_must_match() {
 }
 
 #[test]
+fn the_gate_and_required_words_hold_however_long_the_query() {
+    let mut index = index();
+    // Forty words of one tool come first in the query, before what decides the gate.
+    let words: Vec<String> = (0..40)
+        .map(|i| format!("word{}", char::from(b'a' + i % 26)) + &"x".repeat(usize::from(i / 26)))
+        .collect();
+    index.add(ToolDocument::new("many_words", words.join(" ")));
+    let long = words.join(" ");
+    // The weather tool shares two bigrams (天气, 预报) and no word: it passes the gate.
+    let hits = names(&index, &format!("{long} 天气预报"), 20);
+    assert!(hits.contains(&"weather_forecast".to_owned()), "{hits:?}");
+    // A required word late in a long query still has to match.
+    assert_eq!(
+        names(&index, &format!("{long} file +write"), 20),
+        ["write_file"]
+    );
+}
+
+#[test]
 fn select_finds_names_and_aliases_case_insensitively_and_reports_missing() {
     let index = index();
     let results = index
