@@ -2,9 +2,16 @@
 //! disk, and replace the old file with one rename. A crash or kill at any point leaves either the
 //! old file or the new one, never a mix.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, Permissions};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use tempfile::NamedTempFile;
+
+/// The mode a new file is created with before the umask applies, as `open(2)` callers such as
+/// `fs::write` do; tempfile's own default (0600) would make every new file private.
+const NEW_FILE_MODE: u32 = 0o666;
 
 /// Writes `bytes` to `path` atomically, keeping the permissions of the file it replaces.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -17,57 +24,37 @@ pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let permissions = fs::metadata(path).ok().map(|m| m.permissions());
-    let (temp_path, mut file) = create_temp(dir, path)?;
-    let result = (|| {
-        write(&mut file)?;
-        if let Some(permissions) = permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp_path, path)?;
-        // Sync the directory so the rename itself survives a crash.
-        if let Ok(dir) = File::open(dir) {
-            let _ = dir.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp_path);
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let kept = fs::metadata(path).ok().map(|m| m.permissions());
+    // Dropping the temporary file on any early return removes it, so a failed write leaves
+    // nothing behind.
+    let mut temp = tempfile::Builder::new()
+        .permissions(Permissions::from_mode(NEW_FILE_MODE))
+        .tempfile_in(dir)?;
+    write(temp.as_file_mut())?;
+    if let Some(permissions) = kept {
+        temp.as_file().set_permissions(permissions)?;
     }
-    result
+    temp.as_file().sync_all()?;
+    persist(temp, path)?;
+    // Sync the directory so the rename itself survives a crash.
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
-fn create_temp(dir: &Path, target: &Path) -> io::Result<(PathBuf, File)> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_owned());
-    let pid = std::process::id();
-    for attempt in 0..100u32 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let temp = dir.join(format!(".{name}.{pid}.{nanos:x}{attempt}.tmp"));
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(err),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "could not create a unique temporary file",
-    ))
+/// Renames the temporary file over `path`; on failure the temporary file is dropped (removed).
+fn persist(temp: NamedTempFile, path: &Path) -> io::Result<()> {
+    temp.persist(path).map(drop).map_err(|err| err.error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn replaces_contents_and_keeps_permissions() {
@@ -96,5 +83,16 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "original contents");
         // The temporary file is gone too.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_new_file_gets_the_usual_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain.txt");
+        fs::write(&plain, "x").unwrap();
+        let atomic = dir.path().join("atomic.txt");
+        write_atomic(&atomic, b"x").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&atomic), mode(&plain));
     }
 }
