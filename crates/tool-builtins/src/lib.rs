@@ -70,7 +70,7 @@ pub use roots::AllowedRoots;
 pub use shell::{CappedBuffer, Shell, ShellConfig, ShellInput, is_read_only_command};
 pub use text::{MAX_OUTPUT_CHARS, cap_output};
 pub use todo::{Todo, TodoStatus, TodoStore, TodoWrite, TodoWriteInput};
-pub use web_fetch::{WebFetch, WebFetchConfig, WebFetchInput, is_public};
+pub use web_fetch::{WebFetch, WebFetchConfig, WebFetchInput};
 pub use write_file::{WriteFile, WriteFileInput};
 
 use workspace::Workspace;

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use reqwest::{StatusCode, Url};
+use reqwest::{Response, StatusCode};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use url::{Host, Url};
 
 use crate::text::{cap_output, looks_binary};
 
@@ -165,7 +166,7 @@ fn parse_url(text: &str) -> Result<Url, ToolError> {
             url.scheme()
         )));
     }
-    if url.host_str().is_none() {
+    if url.host().is_none() {
         return Err(ToolError::invalid(format!("`{text}` has no host")));
     }
     Ok(url)
@@ -179,26 +180,33 @@ fn host_allowed(host: &str, config: &WebFetchConfig) -> bool {
             .any(|h| h.eq_ignore_ascii_case(host))
 }
 
-/// Refuses a URL whose host is a non-public IP literal (names are checked by the resolver).
+/// Refuses a URL whose host is a non-public IP literal or a `localhost` name (other names are
+/// checked by the resolver, after DNS).
 fn check_host(url: &Url, config: &WebFetchConfig) -> Result<(), ToolError> {
-    let Some(host) = url.host_str() else {
+    let (Some(host), Some(shown)) = (url.host(), url.host_str()) else {
         return Err(ToolError::invalid(format!("{url} has no host")));
     };
-    if host_allowed(host, config) {
+    if host_allowed(shown, config) {
         return Ok(());
     }
-    // The URL parser has already turned every IPv4 spelling (decimal, hex, short forms) into
-    // dotted form and bracketed IPv6, so a plain parse sees every literal.
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    if let Ok(ip) = bare.parse::<IpAddr>()
-        && !is_public(ip)
-    {
-        return Err(refused(host));
-    }
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
-        return Err(refused(host));
+    // The URL parser has already read every IPv4 spelling (decimal, hex, short forms) and every
+    // bracketed IPv6 form into an address, so a literal can never pass as a name.
+    let private = match host {
+        Host::Ipv4(ip) => !is_public(IpAddr::V4(ip)),
+        Host::Ipv6(ip) => !is_public(IpAddr::V6(ip)),
+        Host::Domain(name) => is_localhost(name),
+    };
+    if private {
+        return Err(refused(shown));
     }
     Ok(())
+}
+
+/// Whether a host name is `localhost` or one of its subdomains, which resolve to loopback
+/// without asking DNS (RFC 6761).
+fn is_localhost(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
 }
 
 fn refused(host: &str) -> ToolError {
@@ -209,7 +217,7 @@ fn refused(host: &str) -> ToolError {
 
 /// Whether an address is publicly routable: not private, loopback, link-local, unique-local,
 /// CGNAT, multicast, documentation, benchmarking, reserved or unspecified.
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => is_public_v6(v6),
@@ -292,44 +300,7 @@ async fn fetch(
     config: &WebFetchConfig,
     url: &str,
 ) -> Result<ToolOutput, ToolError> {
-    let mut url = parse_url(url)?;
-    let mut redirects = 0;
-    let response = loop {
-        check_host(&url, config)?;
-        let response = client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|err| request_error(&url, &err, config))?;
-        if !response.status().is_redirection() {
-            break response;
-        }
-        let Some(location) = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|l| l.to_str().ok())
-        else {
-            break response;
-        };
-        redirects += 1;
-        if redirects > config.max_redirects {
-            return Err(ToolError::failed(format!(
-                "{url} redirected more than {} times; the site may be in a redirect loop, so try a different URL",
-                config.max_redirects
-            )));
-        }
-        let next = url.join(location).map_err(|err| {
-            ToolError::failed(format!(
-                "{url} redirected to an invalid location `{location}`: {err}"
-            ))
-        })?;
-        if !matches!(next.scheme(), "http" | "https") {
-            return Err(ToolError::failed(format!(
-                "{url} redirected to {next}, which is not http or https"
-            )));
-        }
-        url = next;
-    };
+    let (url, response) = follow_redirects(client, config, parse_url(url)?).await?;
     let status = response.status();
     let content_type = response
         .headers()
@@ -338,49 +309,22 @@ async fn fetch(
         .unwrap_or("")
         .to_ascii_lowercase();
     let kind = classify(&content_type);
-    if kind == Kind::Binary && !status.is_client_error() && !status.is_server_error() {
+    let failed = status.is_client_error() || status.is_server_error();
+    if kind == Kind::Binary && !failed {
         return Err(ToolError::failed(format!(
             "{url} is binary content ({content_type}); web_fetch returns text, HTML and JSON only. Download it with the shell tool if you need the file"
         )));
     }
     let (body, cut) = read_capped(response, config, &url).await?;
-    if status.is_client_error() || status.is_server_error() {
-        let excerpt: String = String::from_utf8_lossy(&body).chars().take(500).collect();
-        let hint = if status.is_client_error() {
-            "check the URL; the page may not exist or may need authentication"
-        } else {
-            "the server failed; try again later or use another source"
-        };
-        return Err(ToolError::failed(format!(
-            "{url} answered HTTP {}: {hint}.{}",
-            status_text(status),
-            if excerpt.trim().is_empty() {
-                String::new()
-            } else {
-                format!("\nResponse body (start):\n{}", excerpt.trim())
-            }
-        )));
+    if failed {
+        return Err(status_error(&url, status, &body));
     }
     if kind == Kind::Unknown && looks_binary(&body) {
         return Err(ToolError::failed(format!(
             "{url} is binary content (no text content type); web_fetch returns text, HTML and JSON only"
         )));
     }
-    let text = match kind {
-        Kind::Html => html_to_text(&body),
-        _ => String::from_utf8_lossy(&body).into_owned(),
-    };
-    let mut text = if text.chars().count() > config.max_text_chars {
-        tool_core::truncate_middle(&text, config.max_text_chars)
-    } else {
-        text
-    };
-    if cut {
-        text.push_str(&format!(
-            "\n[... the response was cut at {} bytes; the rest was not downloaded ...]",
-            config.max_download_bytes
-        ));
-    }
+    let text = readable_text(kind, &body, cut, config);
     let shown_type = if content_type.is_empty() {
         "unknown"
     } else {
@@ -393,6 +337,99 @@ async fn fetch(
     ))))
 }
 
+/// Sends the GET and follows redirects by hand, so that every hop's host is checked before it
+/// is contacted; returns the final URL and its response.
+async fn follow_redirects(
+    client: &reqwest::Client,
+    config: &WebFetchConfig,
+    mut url: Url,
+) -> Result<(Url, Response), ToolError> {
+    let mut redirects = 0;
+    loop {
+        check_host(&url, config)?;
+        let response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|err| request_error(&url, &err, config))?;
+        let Some(location) = redirect_location(&response) else {
+            return Ok((url, response));
+        };
+        redirects += 1;
+        if redirects > config.max_redirects {
+            return Err(ToolError::failed(format!(
+                "{url} redirected more than {} times; the site may be in a redirect loop, so try a different URL",
+                config.max_redirects
+            )));
+        }
+        url = redirect_target(&url, &location)?;
+    }
+}
+
+/// The `Location` of a redirect response, if it is one and names a location.
+fn redirect_location(response: &Response) -> Option<String> {
+    if !response.status().is_redirection() {
+        return None;
+    }
+    let location = response.headers().get(reqwest::header::LOCATION)?;
+    location.to_str().ok().map(str::to_owned)
+}
+
+/// Where a redirect from `url` to `location` leads; only http and https are followed.
+fn redirect_target(url: &Url, location: &str) -> Result<Url, ToolError> {
+    let next = url.join(location).map_err(|err| {
+        ToolError::failed(format!(
+            "{url} redirected to an invalid location `{location}`: {err}"
+        ))
+    })?;
+    if !matches!(next.scheme(), "http" | "https") {
+        return Err(ToolError::failed(format!(
+            "{url} redirected to {next}, which is not http or https"
+        )));
+    }
+    Ok(next)
+}
+
+/// The error for a 4xx or 5xx answer, with a hint and the start of the body.
+fn status_error(url: &Url, status: StatusCode, body: &[u8]) -> ToolError {
+    let excerpt: String = String::from_utf8_lossy(body).chars().take(500).collect();
+    let hint = if status.is_client_error() {
+        "check the URL; the page may not exist or may need authentication"
+    } else {
+        "the server failed; try again later or use another source"
+    };
+    let excerpt = if excerpt.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\nResponse body (start):\n{}", excerpt.trim())
+    };
+    ToolError::failed(format!(
+        "{url} answered HTTP {}: {hint}.{excerpt}",
+        status_text(status)
+    ))
+}
+
+/// The body as text within the configured size: HTML converted, anything else as it is, and a
+/// note when the download was cut.
+fn readable_text(kind: Kind, body: &[u8], cut: bool, config: &WebFetchConfig) -> String {
+    let text = match kind {
+        Kind::Html => html_to_text(body),
+        _ => String::from_utf8_lossy(body).into_owned(),
+    };
+    let mut text = if text.chars().count() > config.max_text_chars {
+        tool_core::truncate_middle(&text, config.max_text_chars)
+    } else {
+        text
+    };
+    if cut {
+        text.push_str(&format!(
+            "\n[... the response was cut at {} bytes; the rest was not downloaded ...]",
+            config.max_download_bytes
+        ));
+    }
+    text
+}
+
 fn status_text(status: StatusCode) -> String {
     match status.canonical_reason() {
         Some(reason) => format!("{} {reason}", status.as_u16()),
@@ -402,7 +439,7 @@ fn status_text(status: StatusCode) -> String {
 
 /// Reads the body up to the cap, stopping (and dropping the connection) there.
 async fn read_capped(
-    mut response: reqwest::Response,
+    mut response: Response,
     config: &WebFetchConfig,
     url: &Url,
 ) -> Result<(Vec<u8>, bool), ToolError> {
