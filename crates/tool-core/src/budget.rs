@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tool::{Content, ToolOutput};
+use crate::output::{Content, ToolOutput};
 
 /// How large a preview of an oversized result is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

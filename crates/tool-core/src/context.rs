@@ -7,7 +7,7 @@ use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::permission::PermissionMode;
+use crate::mode::PermissionMode;
 
 /// A session: its id, its directory (where oversized results are persisted), the working
 /// directory, and the permission mode, which tools such as `enter_plan_mode` may change.

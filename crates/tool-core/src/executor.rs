@@ -1,65 +1,30 @@
-//! The executor: every call through the eight stages, and one message's calls scheduled by their
-//! concurrency safety.
+//! The executor: every call through the eight stages.
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use futures::future::{BoxFuture, Shared};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::sync::{Semaphore, oneshot};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::batch::Batch;
 use crate::budget::ResultBudget;
+use crate::call::ToolCall;
 use crate::context::{ExecutionEvent, Session, ToolContext};
 use crate::hooks::{HookCall, PostHookOutcome, PostToolHook, PreHookOutcome, PreToolHook};
+use crate::output::{Content, ToolError, ToolOutput};
 use crate::permission::{PermissionDecision, Permissions};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::ToolResult;
-use crate::tool::{Content, ToolError, ToolOutput};
+use crate::tool::{self, PreparedCall};
 
 /// The most calls of one message that run at the same time.
 pub const MAX_CONCURRENT_CALLS: usize = 10;
 
-/// One `tool_use` block: which tool, with what input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// The block's id, echoed in the result.
-    pub id: String,
-    /// The tool's name (or an alias) as the model wrote it.
-    pub name: String,
-    /// The input as the model sent it.
-    pub input: Value,
-}
-
-impl ToolCall {
-    /// A call.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        Self {
-            id: id.into(),
-            name: name.into(),
-            input,
-        }
-    }
-
-    /// A call whose input is raw JSON text as streamed by a provider. Text that does not parse
-    /// is kept as a string, which schema validation then reports to the model.
-    pub fn from_json_text(id: impl Into<String>, name: impl Into<String>, text: &str) -> Self {
-        let input = if text.trim().is_empty() {
-            Value::Object(serde_json::Map::new())
-        } else {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
-        };
-        Self::new(id, name, input)
-    }
-}
-
 /// Finds the closest tool names for an unknown one. The registry's own edit-distance suggester is
-/// the default; tool-pool plugs in tool search.
+/// the default; tool-pool's `ToolPool::suggester` answers through tool search.
 pub trait NameSuggester: Send + Sync {
     /// Up to `limit` names close to `name`, best first.
     fn suggest(&self, name: &str, limit: usize) -> Vec<String>;
@@ -155,7 +120,7 @@ impl ExecutorBuilder {
 }
 
 /// Where a call's lifecycle stopped early, with the message for the model.
-struct Stop(String);
+pub(crate) struct Stop(pub(crate) String);
 
 impl Executor {
     /// Starts building an executor over `registry` for `session`.
@@ -197,17 +162,8 @@ impl Executor {
         events: Option<UnboundedSender<ExecutionEvent>>,
     ) -> ToolResult {
         let id = call.id.clone();
-        let result = match self.run_stages(call, cancel, events.clone()).await {
-            Ok(result) => result,
-            Err(Stop(message)) => ToolResult::error(id.clone(), message),
-        };
-        if let Some(events) = events {
-            let _ = events.send(ExecutionEvent::Finished {
-                tool_use_id: id,
-                is_error: result.is_error,
-            });
-        }
-        result
+        let admitted = self.admit(call, cancel, events.clone());
+        self.run_admitted(id, admitted, events).await
     }
 
     /// Runs the calls of one message with the concurrency rules and returns their results in the
@@ -232,15 +188,93 @@ impl Executor {
         cancel: CancellationToken,
         events: Option<UnboundedSender<ExecutionEvent>>,
     ) -> Batch {
-        Batch {
-            executor: self.clone(),
-            semaphore: Arc::new(Semaphore::new(self.inner.max_concurrency)),
-            cancel,
-            events,
-            last_exclusive: None,
-            since_exclusive: Vec::new(),
-            running: Vec::new(),
+        Batch::new(self.clone(), self.inner.max_concurrency, cancel, events)
+    }
+
+    /// Stages 1 and 2 up to the tool's own checks: lookup (through a proxy to its target), the
+    /// JSON Schema, and the input parsed once into a [`PreparedCall`].
+    pub(crate) fn admit(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        events: Option<UnboundedSender<ExecutionEvent>>,
+    ) -> Result<Admitted, Stop> {
+        let ToolCall { id, name, input } = call;
+        let entry = self.lookup(&name)?;
+        Self::check_schema(&entry, &input)?;
+        let (entry, input) = self.through_proxy(entry, input)?;
+        let tool = Arc::clone(entry.tool());
+        let prepared = tool::prepare(&tool, input).map_err(|err| Stop(err.to_string()))?;
+        let mut ctx = ToolContext::new(id, tool.spec().name.clone(), Arc::clone(&self.inner.session))
+            .with_cancellation(cancel);
+        if let Some(events) = events {
+            ctx = ctx.with_events(events);
         }
+        Ok(Admitted {
+            entry,
+            call: prepared,
+            ctx,
+        })
+    }
+
+    /// Stages 2 (the tool's own checks) to 8 for an admitted call, reporting when it finished.
+    pub(crate) async fn run_admitted(
+        &self,
+        id: String,
+        admitted: Result<Admitted, Stop>,
+        events: Option<UnboundedSender<ExecutionEvent>>,
+    ) -> ToolResult {
+        let result = match admitted {
+            Ok(admitted) => self.run_stages(admitted).await,
+            Err(stop) => Err(stop),
+        };
+        let result = result.unwrap_or_else(|Stop(message)| ToolResult::error(id.clone(), message));
+        if let Some(events) = events {
+            let _ = events.send(ExecutionEvent::Finished {
+                tool_use_id: id,
+                is_error: result.is_error,
+            });
+        }
+        result
+    }
+
+    /// Stage 1: the tool by name or alias, enabled.
+    fn lookup(&self, name: &str) -> Result<Arc<RegisteredTool>, Stop> {
+        let entry = self
+            .inner
+            .registry
+            .get(name)
+            .ok_or_else(|| Stop(self.unknown_tool(name)))?;
+        if !entry.tool().is_enabled() {
+            return Err(Stop(format!(
+                "the tool {} is disabled in this session; use another tool",
+                entry.tool().spec().name
+            )));
+        }
+        Ok(entry)
+    }
+
+    /// Stage 1 for a proxy: its target, looked up, with the target's input checked against the
+    /// target's schema. A call of any other tool passes through unchanged.
+    fn through_proxy(
+        &self,
+        entry: Arc<RegisteredTool>,
+        input: Value,
+    ) -> Result<(Arc<RegisteredTool>, Value), Stop> {
+        let Some(target) = entry.tool().proxy_target(&input) else {
+            return Ok((entry, input));
+        };
+        let target = target.map_err(|err| Stop(err.to_string()))?;
+        let target_entry = self.lookup(&target.name)?;
+        if target_entry.tool().proxy_target(&target.input).is_some() {
+            return Err(Stop(format!(
+                "{} cannot call {}: call it directly",
+                entry.tool().spec().name,
+                target_entry.tool().spec().name
+            )));
+        }
+        Self::check_schema(&target_entry, &target.input)?;
+        Ok((target_entry, target.input))
     }
 
     fn unknown_tool(&self, name: &str) -> String {
@@ -258,6 +292,14 @@ impl Executor {
                 "there is no tool named `{name}`; did you mean {}? Call it by its exact name",
                 list.join(", ")
             )
+        }
+    }
+
+    /// Stage 2: the input against the tool's compiled JSON Schema.
+    fn check_schema(entry: &RegisteredTool, input: &Value) -> Result<(), Stop> {
+        match Self::schema_errors(entry, input) {
+            Some(message) => Err(Stop(message)),
+            None => Ok(()),
         }
     }
 
@@ -298,121 +340,134 @@ impl Executor {
         }
     }
 
-    async fn run_stages(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        events: Option<UnboundedSender<ExecutionEvent>>,
-    ) -> Result<ToolResult, Stop> {
-        let inner = &self.inner;
-        // Stage 1: lookup.
-        let entry = inner
-            .registry
-            .get(&call.name)
-            .ok_or_else(|| Stop(self.unknown_tool(&call.name)))?;
-        let tool = Arc::clone(entry.tool());
-        let spec = tool.spec();
-        if !tool.is_enabled() {
-            return Err(Stop(format!(
-                "the tool {} is disabled in this session; use another tool",
-                spec.name
-            )));
-        }
-        let mut ctx = ToolContext::new(
-            call.id.clone(),
-            spec.name.clone(),
-            Arc::clone(&inner.session),
-        )
-        .with_cancellation(cancel.clone());
-        if let Some(events) = events {
-            ctx = ctx.with_events(events);
-        }
-        let mut input = call.input;
-
-        // Stage 2: validation.
-        if let Some(message) = Self::schema_errors(&entry, &input) {
-            return Err(Stop(message));
-        }
-        tool.validate_input(&input, &ctx)
+    /// Stages 2 (the tool's own checks) to 8, in order.
+    async fn run_stages(&self, admitted: Admitted) -> Result<ToolResult, Stop> {
+        let Admitted { entry, call, ctx } = admitted;
+        call.validate(&ctx)
             .await
             .map_err(|err| Stop(err.to_string()))?;
+        let (call, hook_allowed) = self.pre_hooks(&entry, call, &ctx).await?;
+        self.permission(&entry, call.as_ref(), &ctx, hook_allowed)
+            .await?;
+        let input = call.input().clone();
+        let output = self.call(&entry, call, &ctx).await?;
+        let spec = entry.tool().spec();
+        let output = self
+            .inner
+            .budget
+            .apply(output, spec.max_result_chars, self.inner.session.dir(), ctx.tool_use_id())
+            .await;
+        let output = self.post_hooks(&ctx, &input, output).await;
+        Ok(map_output(ctx.tool_use_id().to_owned(), output))
+    }
 
-        // Stage 3: pre-tool hooks.
+    /// Stage 3: pre-tool hooks, which may block the call, allow it, or rewrite its input (which
+    /// is then validated and prepared again).
+    async fn pre_hooks(
+        &self,
+        entry: &RegisteredTool,
+        mut call: Box<dyn PreparedCall>,
+        ctx: &ToolContext,
+    ) -> Result<(Box<dyn PreparedCall>, bool), Stop> {
         let mut hook_allowed = false;
-        for hook in &inner.pre_hooks {
-            let hook_call = self.hook_call(&ctx, &input);
+        for hook in &self.inner.pre_hooks {
+            let hook_call = self.hook_call(ctx, call.input());
             match hook.before(&hook_call).await {
                 PreHookOutcome::Continue => {}
                 PreHookOutcome::Allow => hook_allowed = true,
                 PreHookOutcome::Deny { reason } => {
                     return Err(Stop(format!(
                         "a pre-tool hook blocked this {} call: {reason}",
-                        spec.name
+                        entry.tool().spec().name
                     )));
                 }
-                PreHookOutcome::Rewrite { input: rewritten } => {
-                    if let Some(message) = Self::schema_errors(&entry, &rewritten) {
-                        return Err(Stop(format!(
-                            "a pre-tool hook rewrote the input into one that is not valid: {message}"
-                        )));
-                    }
-                    tool.validate_input(&rewritten, &ctx).await.map_err(|err| {
-                        Stop(format!(
-                            "a pre-tool hook rewrote the input into one that is not valid: {err}"
-                        ))
-                    })?;
-                    input = rewritten;
+                PreHookOutcome::Rewrite { input } => {
+                    call = Self::rewritten(entry, input, ctx).await?;
                 }
             }
         }
+        Ok((call, hook_allowed))
+    }
 
-        // Stage 4: permission.
-        let decision = inner
-            .permissions
-            .decide_with_hook(&*tool, &input, &ctx, hook_allowed)
-            .await;
-        if let PermissionDecision::Deny { reason, .. } = decision {
-            return Err(Stop(reason));
+    async fn rewritten(
+        entry: &RegisteredTool,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Box<dyn PreparedCall>, Stop> {
+        let invalid = |message: String| {
+            Stop(format!(
+                "a pre-tool hook rewrote the input into one that is not valid: {message}"
+            ))
+        };
+        if let Some(message) = Self::schema_errors(entry, &input) {
+            return Err(invalid(message));
         }
+        let call = tool::prepare(entry.tool(), input).map_err(|err| invalid(err.to_string()))?;
+        call.validate(ctx)
+            .await
+            .map_err(|err| invalid(err.to_string()))?;
+        Ok(call)
+    }
 
-        // Stage 5: call, with cancellation.
+    /// Stage 4: permission.
+    async fn permission(
+        &self,
+        entry: &RegisteredTool,
+        call: &dyn PreparedCall,
+        ctx: &ToolContext,
+        hook_allowed: bool,
+    ) -> Result<(), Stop> {
+        let decision = self
+            .inner
+            .permissions
+            .decide_with_hook(entry.tool().spec(), call, ctx, hook_allowed)
+            .await;
+        match decision {
+            PermissionDecision::Deny { reason, .. } => Err(Stop(reason)),
+            PermissionDecision::Allow { .. } => Ok(()),
+        }
+    }
+
+    /// Stage 5: the call, with cancellation; a panicking tool is caught and reported.
+    async fn call(
+        &self,
+        entry: &RegisteredTool,
+        call: Box<dyn PreparedCall>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, Stop> {
+        let name = &entry.tool().spec().name;
+        let cancel = ctx.cancellation().clone();
         if cancel.is_cancelled() {
             return Err(Stop(CANCELLED_BEFORE_START.to_owned()));
         }
         ctx.emit(ExecutionEvent::Started {
-            tool_use_id: call.id.clone(),
-            tool: spec.name.clone(),
-            activity: tool.activity(&input),
+            tool_use_id: ctx.tool_use_id().to_owned(),
+            tool: name.clone(),
+            activity: call.activity(),
         });
-        let running = AssertUnwindSafe(tool.call(input.clone(), &ctx)).catch_unwind();
+        let running = AssertUnwindSafe(call.call(ctx)).catch_unwind();
         let output = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ToolError::Cancelled),
             outcome = running => match outcome {
                 Ok(result) => result,
                 Err(panic) => Err(ToolError::Failed(format!(
-                    "{} crashed while running ({}); this is a bug in the tool, try another way",
-                    spec.name,
+                    "{name} crashed while running ({}); this is a bug in the tool, try another way",
                     panic_message(&*panic)
                 ))),
             },
         };
-        let output = match output {
-            Ok(output) => output,
-            Err(ToolError::Cancelled) => return Err(Stop(CANCELLED_WHILE_RUNNING.to_owned())),
-            Err(err) => return Err(Stop(err.to_string())),
-        };
+        match output {
+            Ok(output) => Ok(output),
+            Err(ToolError::Cancelled) => Err(Stop(CANCELLED_WHILE_RUNNING.to_owned())),
+            Err(err) => Err(Stop(err.to_string())),
+        }
+    }
 
-        // Stage 6: result budget.
-        let output = inner
-            .budget
-            .apply(output, spec.max_result_chars, inner.session.dir(), &call.id)
-            .await;
-
-        // Stage 7: post-tool hooks.
-        let mut output = output;
-        for hook in &inner.post_hooks {
-            let hook_call = self.hook_call(&ctx, &input);
+    /// Stage 7: post-tool hooks, which may add context or flag the result.
+    async fn post_hooks(&self, ctx: &ToolContext, input: &Value, mut output: ToolOutput) -> ToolOutput {
+        for hook in &self.inner.post_hooks {
+            let hook_call = self.hook_call(ctx, input);
             match hook.after(&hook_call, &output).await {
                 PostHookOutcome::Continue => {}
                 PostHookOutcome::AddContext { text } => output.content.push(Content::text(text)),
@@ -424,9 +479,7 @@ impl Executor {
                 }
             }
         }
-
-        // Stage 8: mapping.
-        Ok(map_output(call.id, output))
+        output
     }
 
     fn hook_call(&self, ctx: &ToolContext, input: &Value) -> HookCall {
@@ -440,7 +493,21 @@ impl Executor {
     }
 }
 
-const CANCELLED_BEFORE_START: &str = "the user cancelled this call before it started; nothing was done. Do not retry unless the user asks";
+/// A call past lookup and schema validation: its tool (a proxy's target), its prepared input and
+/// its context.
+pub(crate) struct Admitted {
+    entry: Arc<RegisteredTool>,
+    call: Box<dyn PreparedCall>,
+    ctx: ToolContext,
+}
+
+impl Admitted {
+    pub(crate) fn is_concurrency_safe(&self) -> bool {
+        self.call.is_concurrency_safe()
+    }
+}
+
+pub(crate) const CANCELLED_BEFORE_START: &str = "the user cancelled this call before it started; nothing was done. Do not retry unless the user asks";
 const CANCELLED_WHILE_RUNNING: &str = "the user cancelled this call while it was running; it may have done part of its work. Check the state before retrying, and do not retry unless the user asks";
 
 /// Stage 8: a tool's output as a result block. Structured output with no text is also given as
@@ -490,103 +557,3 @@ fn short(text: &str, max: usize) -> String {
     out
 }
 
-type Done = Shared<BoxFuture<'static, ()>>;
-
-/// The calls of one assistant message, started as they arrive.
-///
-/// Concurrency-safe calls run together (up to the executor's limit, 10 by default); a call that
-/// is not concurrency-safe waits for every earlier call and runs alone, and later calls wait for
-/// it. Results come back in the order the calls were pushed.
-pub struct Batch {
-    executor: Executor,
-    semaphore: Arc<Semaphore>,
-    cancel: CancellationToken,
-    events: Option<UnboundedSender<ExecutionEvent>>,
-    last_exclusive: Option<Done>,
-    since_exclusive: Vec<Done>,
-    running: Vec<(String, JoinHandle<ToolResult>)>,
-}
-
-impl fmt::Debug for Batch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Batch")
-            .field("calls", &self.running.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Batch {
-    /// Starts a call as soon as the concurrency rules allow. Must be called inside a tokio runtime.
-    pub fn push(&mut self, call: ToolCall) {
-        let safe = self
-            .executor
-            .inner
-            .registry
-            .get(&call.name)
-            .is_some_and(|entry| entry.tool().is_concurrency_safe(&call.input));
-        let (done_tx, done_rx) = oneshot::channel::<()>();
-        let done: Done = done_rx.map(|_| ()).boxed().shared();
-        let waits: Vec<Done> = if safe {
-            self.last_exclusive.iter().cloned().collect()
-        } else {
-            self.last_exclusive
-                .iter()
-                .cloned()
-                .chain(self.since_exclusive.drain(..))
-                .collect()
-        };
-        if safe {
-            self.since_exclusive.push(done.clone());
-        } else {
-            self.last_exclusive = Some(done);
-        }
-        let executor = self.executor.clone();
-        let semaphore = Arc::clone(&self.semaphore);
-        let cancel = self.cancel.clone();
-        let events = self.events.clone();
-        let id = call.id.clone();
-        let handle = tokio::spawn(async move {
-            // Dropping `done_tx` at the end of this task (however it ends) releases the calls
-            // waiting on this one.
-            let _done_tx = done_tx;
-            let waited = async {
-                futures::future::join_all(waits).await;
-                if safe {
-                    semaphore.acquire_owned().await.ok()
-                } else {
-                    None
-                }
-            };
-            let permit = tokio::select! {
-                biased;
-                () = cancel.cancelled() => {
-                    let result = ToolResult::error(call.id.clone(), CANCELLED_BEFORE_START);
-                    if let Some(events) = &events {
-                        let _ = events.send(ExecutionEvent::Finished { tool_use_id: call.id.clone(), is_error: true });
-                    }
-                    return result;
-                }
-                permit = waited => permit,
-            };
-            let result = executor.execute(call, cancel, events).await;
-            drop(permit);
-            result
-        });
-        self.running.push((id, handle));
-    }
-
-    /// Waits for every call and returns the results in the order the calls were pushed.
-    pub async fn finish(self) -> Vec<ToolResult> {
-        let mut results = Vec::with_capacity(self.running.len());
-        for (id, handle) in self.running {
-            results.push(match handle.await {
-                Ok(result) => result,
-                Err(err) => ToolResult::error(
-                    id,
-                    format!("the call ended abnormally ({err}); it may have done part of its work"),
-                ),
-            });
-        }
-        results
-    }
-}

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
 use crate::error::CoreError;
-use crate::tool::ToolOutput;
+use crate::output::ToolOutput;
 
 /// The call a hook sees.
 #[derive(Debug, Clone, Serialize)]

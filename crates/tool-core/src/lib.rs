@@ -55,36 +55,44 @@
 //! # });
 //! ```
 
+mod batch;
 mod budget;
+mod call;
 mod context;
 mod error;
 mod executor;
 mod hooks;
+mod mode;
+mod output;
 mod permission;
 mod registry;
 mod result;
+mod rule;
 mod spec;
 mod tool;
+mod typed;
 
+pub use batch::Batch;
 pub use budget::{ResultBudget, head_and_tail, result_path, truncate_middle};
+pub use call::ToolCall;
 pub use context::{ExecutionEvent, Session, ToolContext};
 pub use error::CoreError;
-pub use executor::{
-    Batch, Executor, ExecutorBuilder, MAX_CONCURRENT_CALLS, NameSuggester, ToolCall,
-};
+pub use executor::{Executor, ExecutorBuilder, MAX_CONCURRENT_CALLS, NameSuggester};
 pub use hooks::{
     CommandHook, HookCall, PostHookOutcome, PostToolHook, PreHookOutcome, PreToolHook,
 };
+pub use mode::PermissionMode;
+pub use output::{Content, ToolError, ToolOutput};
 pub use permission::{
-    DecisionSource, PermissionDecision, PermissionMode, PermissionRequest, PermissionRule,
-    PermissionRules, Permissions, PromptAnswer, Prompter, RuleScope,
+    DecisionSource, PermissionDecision, PermissionRequest, Permissions, PromptAnswer, Prompter,
+    RuleScope,
 };
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use result::ToolResult;
+pub use rule::{PermissionRule, PermissionRules};
 pub use spec::{DEFAULT_MAX_RESULT_CHARS, Loading, Origin, ToolSpec, is_valid_tool_name};
-pub use tool::{
-    Content, PermissionCheck, Tool, ToolError, ToolOutput, Typed, TypedTool, schema_for,
-};
+pub use tool::{PermissionCheck, PreparedCall, ProxyTarget, Tool};
+pub use typed::{Typed, TypedTool, schema_for};
 
 /// Re-exported so that tools can name the cancellation token type without a direct dependency.
 pub use tokio_util::sync::CancellationToken;

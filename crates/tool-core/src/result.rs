@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::tool::Content;
+use crate::output::Content;
 
 /// The answer to one `tool_use` block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
