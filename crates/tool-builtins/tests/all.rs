@@ -22,6 +22,8 @@ mod read;
 mod registry;
 #[path = "all/shell.rs"]
 mod shell;
+#[path = "all/shell_safety.rs"]
+mod shell_safety;
 #[path = "all/todo.rs"]
 mod todo;
 #[path = "all/web_fetch.rs"]

@@ -160,8 +160,12 @@ async fn read_only_commands_are_classed_read_only() {
         tool.permission_subject(&json!({"command": " git status "})),
         Some("git status".to_owned())
     );
-    assert!(matches!(
+    assert_eq!(
         env.check("shell", json!({"command": "ls"})).await,
+        PermissionCheck::Allow
+    );
+    assert!(matches!(
+        env.check("shell", json!({"command": "rm -rf x"})).await,
         PermissionCheck::Ask { .. }
     ));
 }
