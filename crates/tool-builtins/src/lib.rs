@@ -67,7 +67,10 @@ pub use plan_mode::{
 };
 pub use read_file::{DEFAULT_LINE_LIMIT, MAX_IMAGE_BYTES, MAX_LINE_CHARS, ReadFile, ReadFileInput};
 pub use roots::AllowedRoots;
-pub use shell::{CappedBuffer, Shell, ShellConfig, ShellInput, is_read_only_command};
+pub use shell::{
+    CappedBuffer, Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, Shell,
+    ShellConfig, ShellInput, is_read_only_command, sandbox_support, sandbox_warning,
+};
 pub use text::{MAX_OUTPUT_CHARS, cap_output};
 pub use todo::{Todo, TodoStatus, TodoStore, TodoWrite, TodoWriteInput};
 pub use web_fetch::{WebFetch, WebFetchConfig, WebFetchInput};
@@ -126,6 +129,13 @@ impl Builtins {
     #[must_use]
     pub fn shell_config(mut self, config: ShellConfig) -> Self {
         self.shell = config;
+        self
+    }
+
+    /// Sets where the shell tool's commands may write (see [`SandboxMode`]).
+    #[must_use]
+    pub fn sandbox(mut self, mode: SandboxMode) -> Self {
+        self.shell.sandbox = mode;
         self
     }
 

@@ -1,5 +1,5 @@
 //! shell: runs a command through the user's shell in its own process group, with a timeout that
-//! kills the whole group and output capped while it is read.
+//! kills the whole group, output capped while it is read, and (on Linux) a Landlock sandbox.
 //!
 //! # Which commands run without a prompt
 //!
@@ -18,11 +18,28 @@
 //!
 //! Known limit: reading git subcommands trust the repository's own git configuration (such as
 //! `core.fsmonitor`), which only the user or an approved write can change.
+//!
+//! # The sandbox
+//!
+//! [`SandboxMode`] confines every command the tool runs, and every process it starts, with
+//! Landlock: `read-only` lets commands write nothing but devices such as `/dev/null`;
+//! `workspace-write` (the default) also lets them write under the session's roots and the
+//! temporary directories; `off` runs them unconfined. A refused write fails with "Permission
+//! denied", and the result then tells the model which directories it may write. Where the
+//! kernel lacks Landlock, commands run unconfined ([`sandbox_warning`] says so once, for the
+//! user) and [`sandbox_support`] reports what the machine offers.
+//!
+//! The sandbox never removes a prompt: it bounds what an approved (or rule-allowed) command can
+//! do to files, but Landlock at the ABI used here does not confine the network or connections to
+//! UNIX sockets (a D-Bus or Docker socket can start processes outside it), so a command that is
+//! not read-only by the rule above asks whatever the mode. This keeps one simple rule that fails
+//! closed on every kernel.
 
 mod lex;
 mod programs;
 mod run;
 mod safety;
+mod sandbox;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,6 +55,9 @@ use crate::workspace::Workspace;
 
 pub use run::CappedBuffer;
 pub use safety::is_read_only_command;
+pub use sandbox::{
+    Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, sandbox_support, sandbox_warning,
+};
 
 /// How the shell tool runs commands.
 #[derive(Debug, Clone)]
@@ -54,6 +74,8 @@ pub struct ShellConfig {
     /// How long to wait for the output pipes to close after the shell exits, for background
     /// processes that still hold them; after that the process group is killed.
     pub pipe_grace: Duration,
+    /// Where commands may write (enforced with Landlock where the kernel has it).
+    pub sandbox: SandboxMode,
 }
 
 impl Default for ShellConfig {
@@ -64,7 +86,17 @@ impl Default for ShellConfig {
             max_timeout: Duration::from_secs(600),
             max_output_bytes: 30_000,
             pipe_grace: Duration::from_secs(2),
+            sandbox: SandboxMode::default(),
         }
+    }
+}
+
+impl ShellConfig {
+    /// The same configuration with another sandbox mode.
+    #[must_use]
+    pub fn with_sandbox(mut self, mode: SandboxMode) -> Self {
+        self.sandbox = mode;
+        self
     }
 }
 
@@ -127,6 +159,7 @@ impl TypedTool for Shell {
     }
 
     async fn check_permissions(&self, input: &ShellInput, _: &ToolContext) -> PermissionCheck {
+        // The sandbox does not change this decision; see the module doc for why.
         if is_read_only_command(&input.command) {
             PermissionCheck::Allow
         } else {
@@ -137,7 +170,14 @@ impl TypedTool for Shell {
     }
 
     fn prompt(&self) -> Option<String> {
-        Some("Each shell call starts a fresh shell in the working directory: `cd` does not carry over to the next call. Quote paths with spaces. Prefer the file tools over cat, sed, find and grep.".to_owned())
+        let mut prompt = "Each shell call starts a fresh shell in the working directory: `cd` does not carry over to the next call. Quote paths with spaces. Prefer the file tools over cat, sed, find and grep.".to_owned();
+        let enforced = sandbox_support().enforceable();
+        match self.config.sandbox {
+            SandboxMode::WorkspaceWrite if enforced => prompt.push_str(" Commands run in a sandbox that lets them write only inside the working directory, the other allowed roots and the temporary directories."),
+            SandboxMode::ReadOnly if enforced => prompt.push_str(" Commands run in a read-only sandbox: they cannot write files; use the file tools for changes."),
+            _ => {}
+        }
+        Some(prompt)
     }
 
     fn activity(&self, input: &ShellInput) -> Option<String> {
@@ -152,13 +192,23 @@ impl TypedTool for Shell {
     }
 
     async fn call(&self, input: ShellInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let cwd = self.workspace.roots(ctx).cwd().to_path_buf();
+        let roots = self.workspace.roots(ctx);
+        let cwd = roots.cwd().to_path_buf();
+        let sandbox = sandbox::Policy::new(self.config.sandbox, roots.roots());
         let timeout = input
             .timeout_ms
             .map_or(self.config.default_timeout, Duration::from_millis)
             .min(self.config.max_timeout);
-        let run = run::run(&self.config, &input.command, &cwd, timeout, ctx).await?;
-        Ok(run.into_output(timeout))
+        let run = run::run(
+            &self.config,
+            &input.command,
+            &cwd,
+            timeout,
+            sandbox.clone(),
+            ctx,
+        )
+        .await?;
+        Ok(run.into_output(timeout, sandbox.as_ref()))
     }
 }
 

@@ -20,6 +20,8 @@ mod plan;
 mod read;
 #[path = "all/registry.rs"]
 mod registry;
+#[path = "all/sandbox.rs"]
+mod sandbox;
 #[path = "all/shell.rs"]
 mod shell;
 #[path = "all/shell_safety.rs"]

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use tool_core::{ToolContext, ToolError, ToolOutput};
 
 use super::ShellConfig;
+use super::sandbox::{self, Policy, SpawnError};
 use crate::text::cap_output;
 
 /// How a run ended.
@@ -35,8 +36,9 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// The result text: exit code, notes, stdout and stderr.
-    pub(crate) fn into_output(self, timeout: Duration) -> ToolOutput {
+    /// The result text: exit code, notes, stdout and stderr. `sandbox` adds a note on refused
+    /// writes when the command failed with one.
+    pub(crate) fn into_output(self, timeout: Duration, sandbox: Option<&Policy>) -> ToolOutput {
         let (mut text, failed) = self.ending_text(timeout);
         if self.lingering {
             text.push_str("(Background processes kept the output open after the shell exited; they were stopped. Redirect their output to a file to keep them running.)\n");
@@ -56,7 +58,12 @@ impl Run {
                 text.push_str(&self.stderr);
             }
         }
-        let text = cap_output(text.trim_end());
+        let mut text = text.trim_end().to_owned();
+        if let Some(policy) = sandbox.filter(|_| failed && self.mentions_refusal()) {
+            text.push_str("\n\n");
+            text.push_str(&policy.refusal_note());
+        }
+        let text = cap_output(&text);
         if failed {
             ToolOutput::error_text(text)
         } else {
@@ -87,6 +94,14 @@ impl Run {
             ),
         }
     }
+
+    /// Whether the output carries the error a Landlock refusal gives (`EACCES`, or `EPERM` for
+    /// some operations).
+    fn mentions_refusal(&self) -> bool {
+        [&self.stdout, &self.stderr].iter().any(|text| {
+            text.contains("Permission denied") || text.contains("Operation not permitted")
+        })
+    }
 }
 
 /// Kills the process group when dropped while armed: a call whose future is dropped (cancelled)
@@ -110,15 +125,16 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Runs `command` in `cwd` with the configured shell.
+/// Runs `command` in `cwd` with the configured shell, confined by `sandbox` when given.
 pub(crate) async fn run(
     config: &ShellConfig,
     command: &str,
     cwd: &Path,
     timeout: Duration,
+    sandbox: Option<Policy>,
     ctx: &ToolContext,
 ) -> Result<Run, ToolError> {
-    let mut child = start(config, command, cwd)?;
+    let mut child = start(config, command, cwd, sandbox).await?;
     let mut guard = GroupGuard {
         pgid: child
             .id()
@@ -161,7 +177,12 @@ pub(crate) async fn run(
 }
 
 /// Starts the shell in its own process group with piped output.
-fn start(config: &ShellConfig, command: &str, cwd: &Path) -> Result<Child, ToolError> {
+async fn start(
+    config: &ShellConfig,
+    command: &str,
+    cwd: &Path,
+    sandbox: Option<Policy>,
+) -> Result<Child, ToolError> {
     let program = config
         .program
         .clone()
@@ -177,11 +198,18 @@ fn start(config: &ShellConfig, command: &str, cwd: &Path) -> Result<Child, ToolE
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    process.spawn().map_err(|err| {
-        ToolError::failed(format!(
+    let spawned = match sandbox {
+        None => process.spawn().map_err(SpawnError::Spawn),
+        Some(policy) => sandbox::spawn(process, policy).await,
+    };
+    spawned.map_err(|err| match err {
+        SpawnError::Spawn(err) => ToolError::failed(format!(
             "could not start the shell {}: {err}; the command did not run",
             program.display()
-        ))
+        )),
+        SpawnError::Sandbox(why) => ToolError::failed(format!(
+            "the shell sandbox could not be set up ({why}); the command did not run. Ask the user to check `agent-cli doctor` or to turn the sandbox off"
+        )),
     })
 }
 
