@@ -161,7 +161,7 @@ impl Field {
     ];
 
     /// The field's position in [`Field::ALL`].
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 

@@ -256,7 +256,7 @@ impl Lexicon {
         let Scratch {
             lower, joined, ids, ..
         } = scratch;
-        tokenizer.for_each_segment_shaped(text, |segment, plain| match segment {
+        tokenizer.for_each_segment(text, |segment, plain| match segment {
             // Most words are plain (`file`, `Reads`): the word is its one part.
             Segment::Word(word) if plain => {
                 let t = term_of_part(

@@ -44,4 +44,4 @@ pub use index::{
     Bm25Plus, Explanation, Hit, Scorer, SearchConfig, SearchIndex, SearchResults, TermExplanation,
 };
 pub use query::{Query, QueryKind};
-pub use tokenizer::{Segment, Token, Tokenizer, is_cjk, lowercase_into};
+pub use tokenizer::{Token, Tokenizer};

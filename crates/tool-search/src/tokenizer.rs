@@ -31,7 +31,7 @@ pub struct Token {
 
 /// Whether `c` belongs to a script written without spaces between words, which is searched by
 /// character bigrams: Han, Hiragana, Katakana, Hangul.
-pub fn is_cjk(c: char) -> bool {
+fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF      // Hiragana, Katakana
         | 0x31F0..=0x31FF    // Katakana phonetic extensions
@@ -110,24 +110,19 @@ impl Tokenizer {
     }
 
     /// Appends the tokens of `text` to `out`.
-    pub fn tokenize_into(&self, text: &str, out: &mut Vec<Token>) {
-        self.for_each_segment(text, |segment| match segment {
+    pub(crate) fn tokenize_into(&self, text: &str, out: &mut Vec<Token>) {
+        self.for_each_segment(text, |segment, _| match segment {
             Segment::Word(word) => self.word_tokens(word, out),
             Segment::Cjk(run) => cjk_bigrams(run, out),
         });
     }
 
     /// Steps 1 to 3a of the pipeline: calls `f` with each Unicode word (not yet split at
-    /// identifier boundaries) and each CJK run of `text`, in order. With
-    /// [`Tokenizer::word_tokens`] and [`Tokenizer::cjk_bigrams`] this is [`Tokenizer::tokenize`];
-    /// an index can cache what a word becomes, since the same words recur across documents.
-    pub fn for_each_segment(&self, text: &str, mut f: impl FnMut(Segment<'_>)) {
-        self.for_each_segment_shaped(text, |segment, _| f(segment));
-    }
-
-    /// [`Tokenizer::for_each_segment`], telling `f` also whether a word is plain (see
-    /// [`is_plain_word`]; never a CJK run).
-    pub(crate) fn for_each_segment_shaped(&self, text: &str, mut f: impl FnMut(Segment<'_>, bool)) {
+    /// identifier boundaries) and each CJK run of `text`, in order, telling it also whether a
+    /// word is plain (see [`is_plain_word`]; never a CJK run). With [`Tokenizer::word_tokens`]
+    /// and [`cjk_bigrams`] this is [`Tokenizer::tokenize`]; an index can cache what a word
+    /// becomes, since the same words recur across documents.
+    pub(crate) fn for_each_segment(&self, text: &str, mut f: impl FnMut(Segment<'_>, bool)) {
         // ASCII is its own NFKD and NFC form and has no CJK: skip straight to the words.
         if text.is_ascii() {
             ascii_words(text, |word, plain| f(Segment::Word(word), plain));
@@ -160,7 +155,7 @@ impl Tokenizer {
 
     /// Steps 3b to 6 for one word: identifier splits (with the parts also joined), lowercase,
     /// stop words, stemming.
-    pub fn word_tokens(&self, word: &str, out: &mut Vec<Token>) {
+    fn word_tokens(&self, word: &str, out: &mut Vec<Token>) {
         let mut lower = String::new();
         self.for_each_part_joining_in(word, &mut String::new(), |part, joins| {
             lowercase_into(part, &mut lower);
@@ -174,16 +169,10 @@ impl Tokenizer {
     }
 
     /// Step 3b for one word: calls `f` with each part of `word` split at identifier boundaries
-    /// (`read_file` → `read`, `file`), then, when it split, with the parts joined (`readfile`).
-    /// Steps 4 to 6 then apply to each part alone: see [`lowercase_into`] and
-    /// [`Tokenizer::term_of_lowercase`].
-    pub fn for_each_part(&self, word: &str, mut f: impl FnMut(&str)) {
-        self.for_each_part_joining_in(word, &mut String::new(), |part, _| f(part));
-    }
-
-    /// [`Tokenizer::for_each_part`], joining the parts in `joined` (a buffer to reuse); `f` is
-    /// told how many parts the part joins (0 for a part alone): see
-    /// [`Tokenizer::term_of_joined`].
+    /// (`read_file` → `read`, `file`), then, when it split, with the parts joined (`readfile`),
+    /// joined in `joined` (a buffer to reuse). `f` is told how many parts the part joins (0 for
+    /// a part alone): see [`Tokenizer::term_of_joined`]. Steps 4 to 6 then apply to each part
+    /// alone: see [`lowercase_into`] and [`Tokenizer::term_of_lowercase`].
     pub(crate) fn for_each_part_joining_in(
         &self,
         word: &str,
@@ -215,7 +204,7 @@ impl Tokenizer {
     /// Steps 5 and 6 for one lowercase part: `None` for a stop word (or nothing), else the part
     /// stemmed. What a part becomes depends only on its lowercase form, so an index can remember
     /// it per lowercase form and stem each only once.
-    pub fn term_of_lowercase<'a>(&self, lower: &'a str) -> Option<Cow<'a, str>> {
+    pub(crate) fn term_of_lowercase<'a>(&self, lower: &'a str) -> Option<Cow<'a, str>> {
         self.term_without_stemmer(lower)
             .unwrap_or_else(|| Some(self.stemmer.stem(lower)))
     }
@@ -273,11 +262,6 @@ impl Tokenizer {
     pub(crate) fn stem_uncommon<'a>(&self, lower: &'a str) -> Cow<'a, str> {
         self.stemmer.stem(lower)
     }
-
-    /// Step 7: the overlapping bigrams of a CJK run (a lone character is one token).
-    pub fn cjk_bigrams(&self, run: &str, out: &mut Vec<Token>) {
-        cjk_bigrams(run, out);
-    }
 }
 
 /// Whether `word` is one ASCII letter and lowercase ones after it (`file`, `Reads`): its own
@@ -289,7 +273,7 @@ pub(crate) fn is_plain_word(word: &str) -> bool {
 }
 
 /// Step 4: `part` lowercased into `out` (which is cleared first), without allocating for ASCII.
-pub fn lowercase_into(part: &str, out: &mut String) {
+pub(crate) fn lowercase_into(part: &str, out: &mut String) {
     out.clear();
     if part.is_ascii() {
         out.push_str(part);
@@ -307,7 +291,7 @@ fn is_stop_word(word: &str) -> bool {
 
 /// A piece of text before it becomes tokens: see [`Tokenizer::for_each_segment`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Segment<'a> {
+pub(crate) enum Segment<'a> {
     /// A word by Unicode rules, possibly an identifier such as `read_file` or `getHTTPServer`.
     Word(&'a str),
     /// A run of Han, kana or Hangul characters.
@@ -402,7 +386,7 @@ static ASCII_CLASS: [u8; 256] = {
     table
 };
 
-/// Overlapping bigrams of a CJK run; a lone character is one token.
+/// Step 7: the overlapping bigrams of a CJK run (a lone character is one token).
 fn cjk_bigrams(run: &str, out: &mut Vec<Token>) {
     for_each_cjk_bigram(run, |bigram| {
         out.push(Token {

@@ -71,7 +71,7 @@ impl SearchIndex {
             }
         };
         let tokenizer = &self.lexicon.tokenizer;
-        tokenizer.for_each_segment_shaped(text, |segment, plain| match segment {
+        tokenizer.for_each_segment(text, |segment, plain| match segment {
             Segment::Word(word) if plain => {
                 if let Some(t) = self.query_part_term(lowercase(word, lower), true) {
                     push(t);
