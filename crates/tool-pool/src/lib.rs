@@ -40,15 +40,18 @@
 //! assert_eq!(pool.deferred_names(), ["mcp__slack__send_message"]);
 //! ```
 
+mod config;
 mod discovery;
 mod error;
 mod mode;
 mod pool;
+mod shared;
+mod suggest;
 mod tools;
 
+pub use config::{DEFAULT_CORE_TOOLS, EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 pub use discovery::Discovered;
 pub use error::PoolError;
 pub use mode::{Activation, CharEstimate, DeferralMode, TokenCounter};
-pub use pool::{
-    DEFAULT_CORE_TOOLS, EXECUTE_TOOL, PoolConfig, RequestTools, TOOL_SEARCH, ToolPool, document,
-};
+pub use pool::{RequestTools, ToolDeclaration, ToolPool};
+pub use shared::document;

@@ -1,65 +1,23 @@
 //! The pool: which tools go in each request, in which order, and which are deferred.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
+use std::collections::BTreeMap;
+use std::sync::{Arc, MutexGuard, Weak};
 
-use serde_json::{Value, json};
-use tool_core::{Executor, Loading, Origin, PermissionRules, Tool, ToolRegistry};
-use tool_search::{Parameter, SearchIndex, ToolDocument};
+use serde::Serialize;
+use serde::ser::{SerializeStruct, Serializer};
+use serde_json::Value;
+use tool_core::{NameSuggester, Origin, PermissionRules, Tool, ToolRegistry};
 
-use crate::discovery::Discovered;
+use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 use crate::error::PoolError;
-use crate::mode::{Activation, CharEstimate, DeferralMode, TokenCounter};
+use crate::mode::{Activation, DeferralMode, TokenCounter};
+use crate::shared::{Shared, State};
+use crate::suggest::PoolSuggester;
 use crate::tools::{ExecuteTool, ToolSearchTool};
-
-/// The name of the tool search tool.
-pub const TOOL_SEARCH: &str = "tool_search";
-/// The name of the proxy that calls discovered tools.
-pub const EXECUTE_TOOL: &str = "execute_tool";
-
-/// The tools sent with every request unless configured otherwise: the everyday built-ins plus the
-/// two tools that make deferral work.
-pub const DEFAULT_CORE_TOOLS: &[&str] = &[
-    "edit_file",
-    EXECUTE_TOOL,
-    "glob",
-    "grep",
-    "read_file",
-    "shell",
-    "todo_write",
-    TOOL_SEARCH,
-    "web_fetch",
-    "write_file",
-];
-
-/// How the pool decides.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolConfig {
-    /// Tools never deferred, by name.
-    pub core: BTreeSet<String>,
-    /// When deferral is on.
-    pub mode: DeferralMode,
-    /// How discovered tools become usable.
-    pub activation: Activation,
-    /// The model's context window in tokens (for `auto`).
-    pub context_window: usize,
-}
-
-impl Default for PoolConfig {
-    fn default() -> Self {
-        Self {
-            core: DEFAULT_CORE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
-            mode: DeferralMode::default(),
-            activation: Activation::default(),
-            context_window: 200_000,
-        }
-    }
-}
 
 /// The tools of one request: a stable part (the same bytes turn after turn) and, with inline
 /// activation, the discovered tools after it.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct RequestTools {
     /// Every tool of the request, in order.
     pub tools: Vec<Arc<dyn Tool>>,
@@ -82,68 +40,45 @@ impl RequestTools {
         self.tools.iter().map(|t| t.spec().name.clone()).collect()
     }
 
-    /// The tools array in Anthropic's Messages API format, with `cache_control` on the last tool
-    /// of the stable part.
-    pub fn to_anthropic(&self) -> Value {
-        let tools: Vec<Value> = self
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(i, tool)| {
-                let spec = tool.spec();
-                let mut entry = json!({
-                    "name": spec.name,
-                    "description": spec.description,
-                    "input_schema": spec.input_schema,
-                });
-                if i + 1 == self.stable_len {
-                    entry["cache_control"] = json!({"type": "ephemeral"});
-                }
-                entry
-            })
-            .collect();
-        Value::Array(tools)
-    }
-
-    /// The tools array in OpenAI's chat completions function-tools format.
-    pub fn to_openai(&self) -> Value {
-        let tools: Vec<Value> = self
-            .tools
+    /// The tools as the request declares them to the model, in order. Each provider renders
+    /// these in its own wire format; the one with prompt caching puts its breakpoint on the
+    /// declaration at `stable_len - 1`.
+    pub fn declarations(&self) -> Vec<ToolDeclaration<'_>> {
+        self.tools
             .iter()
             .map(|tool| {
                 let spec = tool.spec();
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": spec.name,
-                        "description": spec.description,
-                        "parameters": spec.input_schema,
-                    },
-                })
+                ToolDeclaration {
+                    name: &spec.name,
+                    description: &spec.description,
+                    input_schema: &spec.input_schema,
+                }
             })
-            .collect();
-        Value::Array(tools)
+            .collect()
     }
 }
 
-pub(crate) struct State {
-    pub(crate) index: SearchIndex,
-    /// Indexed (deferrable) tools: name → fingerprint of their spec.
-    indexed: BTreeMap<String, u64>,
-    pub(crate) discovered: Discovered,
-    /// The deferred names announced so far (the first announcement plus every delta).
-    announced: Option<BTreeSet<String>>,
-    first_announcement: Option<String>,
-    deltas: Vec<String>,
+/// A stable serialisation of everything a provider's rendering reads: the declarations in order
+/// and where the stable part ends. Equal bytes here mean equal bytes on the wire.
+impl Serialize for RequestTools {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("RequestTools", 2)?;
+        out.serialize_field("tools", &self.declarations())?;
+        out.serialize_field("stable_len", &self.stable_len)?;
+        out.end()
+    }
 }
 
-pub(crate) struct Shared {
-    pub(crate) registry: Arc<ToolRegistry>,
-    pub(crate) config: PoolConfig,
-    rules: RwLock<PermissionRules>,
-    counter: RwLock<Arc<dyn TokenCounter>>,
-    state: Mutex<State>,
-    pub(crate) executor: OnceLock<Executor>,
+/// One tool as a request declares it: the part of its spec that every provider's tools format
+/// carries.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ToolDeclaration<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// The description the model reads.
+    pub description: &'a str,
+    /// The JSON Schema of its input.
+    pub input_schema: &'a Value,
 }
 
 /// Decides which tools go in each request and keeps that request byte-stable.
@@ -167,21 +102,7 @@ impl std::fmt::Debug for ToolPool {
 impl ToolPool {
     /// A pool over `registry`. Registers `tool_search` and `execute_tool` in it.
     pub fn new(registry: Arc<ToolRegistry>, config: PoolConfig) -> Result<Self, PoolError> {
-        let shared = Arc::new(Shared {
-            registry: Arc::clone(&registry),
-            config,
-            rules: RwLock::new(PermissionRules::default()),
-            counter: RwLock::new(Arc::new(CharEstimate)),
-            state: Mutex::new(State {
-                index: SearchIndex::default(),
-                indexed: BTreeMap::new(),
-                discovered: Discovered::new(),
-                announced: None,
-                first_announcement: None,
-                deltas: Vec::new(),
-            }),
-            executor: OnceLock::new(),
-        });
+        let shared = Arc::new(Shared::new(Arc::clone(&registry), config));
         let weak: Weak<Shared> = Arc::downgrade(&shared);
         let activation = shared.config.activation;
         if !registry.contains(TOOL_SEARCH) {
@@ -210,10 +131,10 @@ impl ToolPool {
             .unwrap_or_else(|e| e.into_inner()) = counter;
     }
 
-    /// Gives `execute_tool` the executor that runs discovered tools through the whole lifecycle.
-    /// Call once, after building the executor over the same registry.
-    pub fn attach_executor(&self, executor: Executor) {
-        let _ = self.shared.executor.set(executor);
+    /// Answers unknown tool names for the executor's "did you mean": close names by edit
+    /// distance, then deferred tools found by searching for the name's words.
+    pub fn suggester(&self) -> Arc<dyn NameSuggester> {
+        Arc::new(PoolSuggester::new(Arc::downgrade(&self.shared)))
     }
 
     /// The registry the pool reads.
@@ -410,207 +331,4 @@ fn announce(names: &[String], activation: Activation) -> String {
         "<available-deferred-tools>\nThese tools exist but are not loaded; {how}.\n{}\n</available-deferred-tools>",
         names.join("\n")
     )
-}
-
-impl Shared {
-    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        // The state is updated in whole steps under the lock; a poisoned lock still guards it.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn add_mcp_tool(&self, tool: Arc<dyn Tool>) -> Result<bool, PoolError> {
-        let name = tool.spec().name.clone();
-        if let Some(existing) = self.registry.get(&name) {
-            if existing.tool().spec().origin == Origin::BuiltIn {
-                return Ok(false);
-            }
-            self.registry.unregister(&name);
-        }
-        self.registry.register(tool)?;
-        Ok(true)
-    }
-
-    pub(crate) fn is_deferrable(&self, tool: &dyn Tool) -> bool {
-        let spec = tool.spec();
-        if spec.name == TOOL_SEARCH
-            || spec.name == EXECUTE_TOOL
-            || spec.loading == Loading::AlwaysLoad
-        {
-            return false;
-        }
-        if self.config.core.contains(&spec.name) {
-            return false;
-        }
-        // Everything else is deferrable: MCP tools, tools marked `defer`, and built-ins outside
-        // the core whitelist.
-        true
-    }
-
-    pub(crate) fn visible_tools(&self) -> Vec<Arc<dyn Tool>> {
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let (mut builtins, mut mcp): (Vec<_>, Vec<_>) = self
-            .registry
-            .tools()
-            .into_iter()
-            .filter(|t| t.is_enabled() && !rules.denies_tool(&t.spec().name, &t.spec().aliases))
-            .partition(|t| t.spec().origin == Origin::BuiltIn);
-        builtins.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
-        mcp.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
-        builtins.extend(mcp);
-        builtins
-    }
-
-    fn deferral_active(&self, visible: &[Arc<dyn Tool>]) -> bool {
-        match self.config.mode {
-            DeferralMode::Standard => false,
-            DeferralMode::Always => visible.iter().any(|t| self.is_deferrable(t.as_ref())),
-            DeferralMode::Auto { percent } => {
-                self.deferrable_tokens(visible) * 100
-                    > usize::from(percent) * self.config.context_window
-            }
-        }
-    }
-
-    fn deferrable_tokens(&self, visible: &[Arc<dyn Tool>]) -> usize {
-        let counter = Arc::clone(&self.counter.read().unwrap_or_else(|e| e.into_inner()));
-        visible
-            .iter()
-            .filter(|t| self.is_deferrable(t.as_ref()))
-            .map(|t| {
-                let text = schema_text(t.as_ref());
-                counter
-                    .count_tokens(&text)
-                    .unwrap_or_else(|| CharEstimate::estimate(&text))
-            })
-            .sum()
-    }
-
-    pub(crate) fn deferred_names(&self) -> Vec<String> {
-        let visible = self.visible_tools();
-        if !self.deferral_active(&visible) {
-            return Vec::new();
-        }
-        visible
-            .iter()
-            .filter(|t| self.is_deferrable(t.as_ref()))
-            .map(|t| t.spec().name.clone())
-            .collect()
-    }
-
-    fn sync(&self) {
-        let visible = self.visible_tools();
-        let deferrable: BTreeMap<String, Arc<dyn Tool>> = visible
-            .iter()
-            .filter(|t| self.is_deferrable(t.as_ref()))
-            .map(|t| (t.spec().name.clone(), Arc::clone(t)))
-            .collect();
-        let deferred_now: BTreeSet<String> = if self.deferral_active(&visible) {
-            deferrable.keys().cloned().collect()
-        } else {
-            BTreeSet::new()
-        };
-        let mut state = self.state();
-        let stale: Vec<String> = state
-            .indexed
-            .iter()
-            .filter(|(name, fp)| {
-                deferrable
-                    .get(*name)
-                    .is_none_or(|t| fingerprint(t.as_ref()) != **fp)
-            })
-            .map(|(name, _)| name.clone())
-            .collect();
-        for name in stale {
-            state.index.remove(&name);
-            state.indexed.remove(&name);
-        }
-        for (name, tool) in &deferrable {
-            if !state.indexed.contains_key(name) {
-                state.index.add(document(tool.as_ref()));
-                state
-                    .indexed
-                    .insert(name.clone(), fingerprint(tool.as_ref()));
-            }
-        }
-        let gone: Vec<String> = state
-            .discovered
-            .iter()
-            .filter(|n| !deferrable.contains_key(*n))
-            .map(str::to_owned)
-            .collect();
-        for name in gone {
-            state.discovered.remove(&name);
-        }
-        if let Some(announced) = state.announced.clone() {
-            let added: Vec<&String> = deferred_now.difference(&announced).collect();
-            let removed: Vec<&String> = announced.difference(&deferred_now).collect();
-            if !added.is_empty() || !removed.is_empty() {
-                let mut text = String::from("<deferred-tools-delta>\n");
-                if !added.is_empty() {
-                    let list: Vec<&str> = added.iter().map(|s| s.as_str()).collect();
-                    text.push_str(&format!("Now available (deferred): {}\n", list.join(", ")));
-                }
-                if !removed.is_empty() {
-                    let list: Vec<&str> = removed.iter().map(|s| s.as_str()).collect();
-                    text.push_str(&format!("No longer available: {}\n", list.join(", ")));
-                }
-                text.push_str("</deferred-tools-delta>");
-                state.deltas.push(text);
-                state.announced = Some(deferred_now);
-            }
-        }
-    }
-}
-
-/// The text whose tokens `auto` counts: what sending the tool would cost.
-fn schema_text(tool: &dyn Tool) -> String {
-    let spec = tool.spec();
-    format!("{}\n{}\n{}", spec.name, spec.description, spec.input_schema)
-}
-
-fn fingerprint(tool: &dyn Tool) -> u64 {
-    let spec = tool.spec();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    spec.name.hash(&mut hasher);
-    spec.aliases.hash(&mut hasher);
-    spec.description.hash(&mut hasher);
-    spec.search_hint.hash(&mut hasher);
-    spec.input_schema.to_string().hash(&mut hasher);
-    hasher.finish()
-}
-
-/// A tool as a search document: its name, hint, description, origin and parameters.
-pub fn document(tool: &dyn Tool) -> ToolDocument {
-    let spec = tool.spec();
-    let (server, mcp_tool) = match &spec.origin {
-        Origin::Mcp { server, tool } => (Some(server.clone()), Some(tool.clone())),
-        Origin::BuiltIn => (None, None),
-    };
-    let parameters = spec
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|props| {
-            props
-                .iter()
-                .map(|(name, schema)| Parameter {
-                    name: name.clone(),
-                    description: schema
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    ToolDocument {
-        name: spec.name.clone(),
-        aliases: spec.aliases.clone(),
-        label: None,
-        server,
-        mcp_tool,
-        search_hint: spec.search_hint.clone(),
-        description: spec.description.clone(),
-        parameters,
-    }
 }

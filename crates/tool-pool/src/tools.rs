@@ -5,11 +5,12 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    Loading, PermissionCheck, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
+    Loading, PermissionCheck, ProxyTarget, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 
+use crate::config::{EXECUTE_TOOL, TOOL_SEARCH};
 use crate::mode::Activation;
-use crate::pool::{EXECUTE_TOOL, Shared, TOOL_SEARCH};
+use crate::shared::Shared;
 
 const DEFAULT_RESULTS: usize = 5;
 const MAX_RESULTS: usize = 20;
@@ -235,7 +236,8 @@ impl ToolSearchTool {
     }
 }
 
-/// Calls a discovered deferred tool through the whole lifecycle.
+/// Calls a discovered deferred tool: a proxy that the executor resolves to its target at lookup,
+/// so the target's validation, hooks, permission, progress and result budget apply once.
 pub(crate) struct ExecuteTool {
     shared: Weak<Shared>,
     spec: ToolSpec,
@@ -258,10 +260,7 @@ impl ExecuteTool {
             schema,
         )
         .with_search_hint("run call a discovered deferred tool")
-        .with_loading(Loading::AlwaysLoad)
-        // The target's own result budget applies inside; a second budget here would only cut the
-        // preview again.
-        .with_max_result_chars(None);
+        .with_loading(Loading::AlwaysLoad);
         Self { shared, spec }
     }
 
@@ -275,6 +274,37 @@ impl ExecuteTool {
 
 fn target_input(input: &Value) -> Value {
     input.get("input").cloned().unwrap_or_else(|| json!({}))
+}
+
+/// The checks that make a tool callable through `execute_tool`: visible, not one of the pool's
+/// own tools, deferred, and discovered in this session. Returns the tool's canonical name.
+fn callable_target(shared: &Shared, wanted: &str) -> Result<String, ToolError> {
+    let visible = shared.visible_tools();
+    let Some(tool) = visible
+        .iter()
+        .find(|t| t.spec().name == wanted || t.spec().aliases.iter().any(|a| a == wanted))
+    else {
+        return Err(ToolError::invalid(format!(
+            "there is no tool named `{wanted}`; find tools with tool_search first"
+        )));
+    };
+    let name = tool.spec().name.clone();
+    if name == EXECUTE_TOOL || name == TOOL_SEARCH {
+        return Err(ToolError::invalid(format!(
+            "call {name} directly, not through execute_tool"
+        )));
+    }
+    if !shared.deferred_names().contains(&name) {
+        return Err(ToolError::invalid(format!(
+            "{name} is already loaded: call it directly with a normal tool call, not through execute_tool"
+        )));
+    }
+    if !shared.state().discovered.contains(&name) {
+        return Err(ToolError::invalid(format!(
+            "{name} has not been discovered in this session: call tool_search with select:{name} first, read its input schema, then call execute_tool"
+        )));
+    }
+    Ok(name)
 }
 
 #[async_trait]
@@ -294,11 +324,6 @@ impl Tool for ExecuteTool {
         })
     }
 
-    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
-        // The target's call runs the whole lifecycle, its permission stage included.
-        PermissionCheck::Allow
-    }
-
     fn activity(&self, input: &Value) -> Option<String> {
         let target = self.target(input)?;
         target
@@ -306,50 +331,29 @@ impl Tool for ExecuteTool {
             .or_else(|| Some(format!("Running {}", target.spec().name)))
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let shared = self.shared.upgrade().ok_or_else(pool_gone)?;
-        let executor = shared.executor.get().cloned().ok_or_else(|| {
-            ToolError::failed(
-                "execute_tool is not connected to an executor in this session; call tools directly",
-            )
-        })?;
-        let wanted = input
-            .get("tool_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let visible = shared.visible_tools();
-        let Some(tool) = visible
-            .iter()
-            .find(|t| t.spec().name == wanted || t.spec().aliases.iter().any(|a| a == wanted))
-        else {
-            return Err(ToolError::invalid(format!(
-                "there is no tool named `{wanted}`; find tools with tool_search first"
-            )));
-        };
-        let name = tool.spec().name.clone();
-        if name == EXECUTE_TOOL || name == TOOL_SEARCH {
-            return Err(ToolError::invalid(format!(
-                "call {name} directly, not through execute_tool"
-            )));
-        }
-        if !shared.deferred_names().contains(&name) {
-            return Err(ToolError::invalid(format!(
-                "{name} is already loaded: call it directly with a normal tool call, not through execute_tool"
-            )));
-        }
-        if !shared.state().discovered.contains(&name) {
-            return Err(ToolError::invalid(format!(
-                "{name} has not been discovered in this session: call tool_search with select:{name} first, read its input schema, then call execute_tool"
-            )));
-        }
-        let call = ToolCall::new(ctx.tool_use_id(), name, target_input(&input));
-        let result = executor
-            .execute(call, ctx.cancellation().clone(), None)
-            .await;
-        Ok(ToolOutput {
-            content: result.content,
-            structured: result.structured,
-            is_error: result.is_error,
-        })
+    /// The executor runs the target in this call's place (see [`Tool::proxy_target`]), so a
+    /// call only reaches here when something other than an executor invokes the tool.
+    async fn call(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::failed(
+            "execute_tool only works through the executor, which runs the target tool in its place; call the target directly",
+        ))
+    }
+
+    fn proxy_target(&self, input: &Value) -> Option<Result<ProxyTarget, ToolError>> {
+        let target = self
+            .shared
+            .upgrade()
+            .ok_or_else(pool_gone)
+            .and_then(|shared| {
+                let wanted = input
+                    .get("tool_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                callable_target(&shared, wanted)
+            });
+        Some(target.map(|name| ProxyTarget {
+            name,
+            input: target_input(input),
+        }))
     }
 }

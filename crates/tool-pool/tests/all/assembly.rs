@@ -1,4 +1,4 @@
-//! Order, clashes, deny rules, and the rendered arrays.
+//! Order, clashes, deny rules, and what a request declares.
 
 use std::sync::Arc;
 
@@ -76,21 +76,9 @@ fn denied_tools_and_servers_are_left_out() {
 }
 
 #[test]
-fn the_anthropic_array_marks_the_last_stable_tool() {
+fn the_request_declares_the_core_tools_and_ends_the_stable_part_with_them() {
     let fx = Fixture::new(PoolConfig::default());
-    assert_json_snapshot!(
-        "anthropic_always_defer_proxy",
-        fx.pool.request_tools().to_anthropic()
-    );
-}
-
-#[test]
-fn the_openai_array() {
-    let fx = Fixture::new(PoolConfig::default());
-    assert_json_snapshot!(
-        "openai_always_defer_proxy",
-        fx.pool.request_tools().to_openai()
-    );
+    assert_json_snapshot!("always_defer_proxy", fx.pool.request_tools());
 }
 
 #[tokio::test]
@@ -110,13 +98,7 @@ async fn inline_activation_appends_discovered_tools_after_the_stable_part() {
         &after.names()[before.stable_len..],
         ["mcp__slack__send_message", "mcp__github__create_issue"]
     );
-    let rendered = after.to_anthropic();
-    assert!(
-        rendered[before.stable_len - 1]
-            .get("cache_control")
-            .is_some()
-    );
-    assert!(rendered[before.stable_len].get("cache_control").is_none());
+    assert_eq!(after.declarations().len(), before.stable_len + 2);
 }
 
 #[test]

@@ -168,3 +168,50 @@ async fn execute_tool_sends_core_tools_back_to_direct_calls() {
     assert!(result.is_error);
     assert_snapshot!("core_through_proxy", result.text());
 }
+
+#[tokio::test]
+async fn an_unknown_name_is_answered_with_deferred_tools_found_by_search() {
+    let fx = Fixture::new(PoolConfig::default());
+    // Not a typo of any loaded tool: the name's words find the deferred tool.
+    let result = fx.call("open_github_issue", json!({})).await;
+    assert!(result.is_error);
+    assert!(
+        result
+            .text()
+            .contains("did you mean `mcp__github__create_issue`"),
+        "{}",
+        result.text()
+    );
+    // A typo of a loaded tool is still answered by edit distance first.
+    let typo = fx.call("read_fille", json!({})).await;
+    assert!(typo.text().contains("`read_file`"), "{}", typo.text());
+}
+
+#[tokio::test]
+async fn execute_tool_runs_the_target_once_with_its_progress() {
+    let rules = PermissionRules::parse(&["mcp__slack"], &[], &[]).unwrap();
+    let fx = Fixture::with_rules(PoolConfig::default(), rules);
+    fx.search("select:mcp__slack__send_message").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let result = fx
+        .executor
+        .execute(
+            tool_core::ToolCall::new(
+                "toolu_7",
+                "execute_tool",
+                json!({"tool_name": "mcp__slack__send_message", "input": {"channel": "c", "text": "hi"}}),
+            ),
+            tool_core::CancellationToken::new(),
+            Some(tx),
+        )
+        .await;
+    assert_eq!(result.tool_use_id, "toolu_7");
+    let mut started = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let tool_core::ExecutionEvent::Started { tool, .. } = event {
+            started.push(tool);
+        }
+    }
+    // The target is the call: one start, under the target's name, not a nested execution.
+    assert_eq!(started, ["mcp__slack__send_message"], "{}", result.text());
+}

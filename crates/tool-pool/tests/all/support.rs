@@ -154,8 +154,8 @@ impl Fixture {
         let session = Arc::new(Session::new("s", dir.path().join("session"), dir.path()));
         let executor = Executor::builder(Arc::clone(&registry), session)
             .permissions(Arc::new(Permissions::new(rules)))
+            .suggester(pool.suggester())
             .build();
-        pool.attach_executor(executor.clone());
         Self {
             _dir: dir,
             registry,

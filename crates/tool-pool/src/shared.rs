@@ -1,0 +1,254 @@
+//! The state the pool and its two tools share: the registry, the rules, the deferred tools'
+//! search index and the session's discoveries.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use serde_json::Value;
+use tool_core::{Loading, Origin, PermissionRules, Tool, ToolRegistry};
+use tool_search::{Parameter, SearchIndex, ToolDocument};
+
+use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
+use crate::discovery::Discovered;
+use crate::error::PoolError;
+use crate::mode::{CharEstimate, DeferralMode, TokenCounter};
+
+pub(crate) struct State {
+    pub(crate) index: SearchIndex,
+    /// Indexed (deferrable) tools: name → fingerprint of their spec.
+    pub(crate) indexed: BTreeMap<String, u64>,
+    pub(crate) discovered: Discovered,
+    /// The deferred names announced so far (the first announcement plus every delta).
+    pub(crate) announced: Option<BTreeSet<String>>,
+    pub(crate) first_announcement: Option<String>,
+    pub(crate) deltas: Vec<String>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) config: PoolConfig,
+    pub(crate) rules: RwLock<PermissionRules>,
+    pub(crate) counter: RwLock<Arc<dyn TokenCounter>>,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    pub(crate) fn new(registry: Arc<ToolRegistry>, config: PoolConfig) -> Self {
+        Self {
+            registry,
+            config,
+            rules: RwLock::new(PermissionRules::default()),
+            counter: RwLock::new(Arc::new(CharEstimate)),
+            state: Mutex::new(State {
+                index: SearchIndex::default(),
+                indexed: BTreeMap::new(),
+                discovered: Discovered::new(),
+                announced: None,
+                first_announcement: None,
+                deltas: Vec::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        // The state is updated in whole steps under the lock; a poisoned lock still guards it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add_mcp_tool(&self, tool: Arc<dyn Tool>) -> Result<bool, PoolError> {
+        let name = tool.spec().name.clone();
+        if let Some(existing) = self.registry.get(&name) {
+            if existing.tool().spec().origin == Origin::BuiltIn {
+                return Ok(false);
+            }
+            self.registry.unregister(&name);
+        }
+        self.registry.register(tool)?;
+        Ok(true)
+    }
+
+    pub(crate) fn is_deferrable(&self, tool: &dyn Tool) -> bool {
+        let spec = tool.spec();
+        if spec.name == TOOL_SEARCH
+            || spec.name == EXECUTE_TOOL
+            || spec.loading == Loading::AlwaysLoad
+        {
+            return false;
+        }
+        if self.config.core.contains(&spec.name) {
+            return false;
+        }
+        // Everything else is deferrable: MCP tools, tools marked `defer`, and built-ins outside
+        // the core whitelist.
+        true
+    }
+
+    pub(crate) fn visible_tools(&self) -> Vec<Arc<dyn Tool>> {
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let (mut builtins, mut mcp): (Vec<_>, Vec<_>) = self
+            .registry
+            .tools()
+            .into_iter()
+            .filter(|t| t.is_enabled() && !rules.denies_tool(&t.spec().name, &t.spec().aliases))
+            .partition(|t| t.spec().origin == Origin::BuiltIn);
+        builtins.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
+        mcp.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
+        builtins.extend(mcp);
+        builtins
+    }
+
+    pub(crate) fn deferral_active(&self, visible: &[Arc<dyn Tool>]) -> bool {
+        match self.config.mode {
+            DeferralMode::Standard => false,
+            DeferralMode::Always => visible.iter().any(|t| self.is_deferrable(t.as_ref())),
+            DeferralMode::Auto { percent } => {
+                self.deferrable_tokens(visible) * 100
+                    > usize::from(percent) * self.config.context_window
+            }
+        }
+    }
+
+    pub(crate) fn deferrable_tokens(&self, visible: &[Arc<dyn Tool>]) -> usize {
+        let counter = Arc::clone(&self.counter.read().unwrap_or_else(|e| e.into_inner()));
+        visible
+            .iter()
+            .filter(|t| self.is_deferrable(t.as_ref()))
+            .map(|t| {
+                let text = schema_text(t.as_ref());
+                counter
+                    .count_tokens(&text)
+                    .unwrap_or_else(|| CharEstimate::estimate(&text))
+            })
+            .sum()
+    }
+
+    pub(crate) fn deferred_names(&self) -> Vec<String> {
+        let visible = self.visible_tools();
+        if !self.deferral_active(&visible) {
+            return Vec::new();
+        }
+        visible
+            .iter()
+            .filter(|t| self.is_deferrable(t.as_ref()))
+            .map(|t| t.spec().name.clone())
+            .collect()
+    }
+
+    pub(crate) fn sync(&self) {
+        let visible = self.visible_tools();
+        let deferrable: BTreeMap<String, Arc<dyn Tool>> = visible
+            .iter()
+            .filter(|t| self.is_deferrable(t.as_ref()))
+            .map(|t| (t.spec().name.clone(), Arc::clone(t)))
+            .collect();
+        let deferred_now: BTreeSet<String> = if self.deferral_active(&visible) {
+            deferrable.keys().cloned().collect()
+        } else {
+            BTreeSet::new()
+        };
+        let mut state = self.state();
+        let stale: Vec<String> = state
+            .indexed
+            .iter()
+            .filter(|(name, fp)| {
+                deferrable
+                    .get(*name)
+                    .is_none_or(|t| fingerprint(t.as_ref()) != **fp)
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            state.index.remove(&name);
+            state.indexed.remove(&name);
+        }
+        for (name, tool) in &deferrable {
+            if !state.indexed.contains_key(name) {
+                state.index.add(document(tool.as_ref()));
+                state
+                    .indexed
+                    .insert(name.clone(), fingerprint(tool.as_ref()));
+            }
+        }
+        let gone: Vec<String> = state
+            .discovered
+            .iter()
+            .filter(|n| !deferrable.contains_key(*n))
+            .map(str::to_owned)
+            .collect();
+        for name in gone {
+            state.discovered.remove(&name);
+        }
+        if let Some(announced) = state.announced.clone() {
+            let added: Vec<&String> = deferred_now.difference(&announced).collect();
+            let removed: Vec<&String> = announced.difference(&deferred_now).collect();
+            if !added.is_empty() || !removed.is_empty() {
+                let mut text = String::from("<deferred-tools-delta>\n");
+                if !added.is_empty() {
+                    let list: Vec<&str> = added.iter().map(|s| s.as_str()).collect();
+                    text.push_str(&format!("Now available (deferred): {}\n", list.join(", ")));
+                }
+                if !removed.is_empty() {
+                    let list: Vec<&str> = removed.iter().map(|s| s.as_str()).collect();
+                    text.push_str(&format!("No longer available: {}\n", list.join(", ")));
+                }
+                text.push_str("</deferred-tools-delta>");
+                state.deltas.push(text);
+                state.announced = Some(deferred_now);
+            }
+        }
+    }
+}
+
+/// The text whose tokens `auto` counts: what sending the tool would cost.
+fn schema_text(tool: &dyn Tool) -> String {
+    let spec = tool.spec();
+    format!("{}\n{}\n{}", spec.name, spec.description, spec.input_schema)
+}
+
+fn fingerprint(tool: &dyn Tool) -> u64 {
+    let spec = tool.spec();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    spec.name.hash(&mut hasher);
+    spec.aliases.hash(&mut hasher);
+    spec.description.hash(&mut hasher);
+    spec.search_hint.hash(&mut hasher);
+    spec.input_schema.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A tool as a search document: its name, hint, description, origin and parameters.
+pub fn document(tool: &dyn Tool) -> ToolDocument {
+    let spec = tool.spec();
+    let (server, mcp_tool) = match &spec.origin {
+        Origin::Mcp { server, tool } => (Some(server.clone()), Some(tool.clone())),
+        Origin::BuiltIn => (None, None),
+    };
+    let parameters = spec
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, schema)| Parameter {
+                    name: name.clone(),
+                    description: schema
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ToolDocument {
+        name: spec.name.clone(),
+        aliases: spec.aliases.clone(),
+        label: None,
+        server,
+        mcp_tool,
+        search_hint: spec.search_hint.clone(),
+        description: spec.description.clone(),
+        parameters,
+    }
+}
