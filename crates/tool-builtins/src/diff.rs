@@ -7,7 +7,7 @@ use similar::{ChangeTag, TextDiff};
 /// A unified diff of `old` → `new` with three lines of context. Each line carries its line
 /// number (the old number for removed lines, the new number for added and context lines), so
 /// the model can go straight to read_file with an offset.
-pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
     let old = old.replace("\r\n", "\n");
     let new = new.replace("\r\n", "\n");
     let diff = TextDiff::from_lines(old.as_str(), new.as_str());

@@ -14,18 +14,17 @@ use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, T
 use crate::diff::unified_diff;
 use crate::file_state::FileState;
 use crate::text::{cap_output, curl_quotes, decode_utf8, is_crlf, straighten};
-use crate::workspace::{Workspace, blocking, io_error, rule_path};
-use crate::write_file::{commit, guard_existing};
+use crate::workspace::{FileTarget, Workspace, blocking, rule_path};
 
 /// The edit_file tool.
-pub struct EditFile {
+pub(crate) struct EditFile {
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) files: Arc<FileState>,
 }
 
 /// edit_file's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EditFileInput {
+pub(crate) struct EditFileInput {
     /// The file to edit: relative to the working directory, or absolute.
     pub path: String,
     /// The exact text to replace, including its indentation. It must occur exactly once unless
@@ -65,14 +64,10 @@ impl TypedTool for EditFile {
     }
 
     async fn check_permissions(&self, input: &EditFileInput, ctx: &ToolContext) -> PermissionCheck {
-        match self.workspace.roots(ctx).resolve(&input.path) {
-            Ok(_) => PermissionCheck::Ask {
-                reason: format!("edit_file wants to change {}", input.path),
-            },
-            Err(err) => PermissionCheck::Deny {
-                reason: err.to_string(),
-            },
-        }
+        let ask = PermissionCheck::Ask {
+            reason: format!("edit_file wants to change {}", input.path),
+        };
+        self.workspace.check_path(ctx, &input.path, ask)
     }
 
     fn prompt(&self) -> Option<String> {
@@ -88,49 +83,57 @@ impl TypedTool for EditFile {
     }
 
     async fn call(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let roots = self.workspace.roots(ctx);
-        let path = roots.resolve(&input.path)?;
-        let shown = roots.display(&path);
-        let files = Arc::clone(&self.files);
-        let session = ctx.session().id().to_owned();
-        blocking(move || {
-            let Some(bytes) = guard_existing(&path, &shown, &files, &session)? else {
-                if !input.old_string.is_empty() {
-                    return Err(ToolError::failed(format!(
-                        "{shown} does not exist; check the path with glob, or create the file with write_file"
-                    )));
-                }
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| io_error("create the directories of", &shown, &e))?;
-                }
-                commit(&path, &shown, input.new_string.as_bytes(), &files, &session)?;
-                let diff = unified_diff(&shown, "", &input.new_string);
-                return Ok(ToolOutput::text(cap_output(&format!(
-                    "Created {shown}.\n{}",
-                    diff.trim_end()
-                ))));
-            };
-            let original = decode_utf8(bytes, &shown)?;
-            let (updated, count) = apply_edit(&original, &input, &shown)?;
-            commit(&path, &shown, updated.as_bytes(), &files, &session)?;
-            let diff = unified_diff(&shown, &original, &updated);
-            let times = if count == 1 {
-                "1 replacement".to_owned()
-            } else {
-                format!("{count} replacements")
-            };
-            Ok(ToolOutput::text(cap_output(&format!(
-                "Edited {shown} ({times}).\n{}",
-                diff.trim_end()
-            ))))
+        let target = FileTarget::resolve(&self.workspace, &self.files, ctx, &input.path)?;
+        blocking(move || match target.read_guarded()? {
+            Some(bytes) => edit(&target, &input, bytes),
+            None => create(&target, &input),
         })
         .await
     }
 }
 
+/// Edits an existing file (read and unchanged since) and shows the diff.
+fn edit(
+    target: &FileTarget,
+    input: &EditFileInput,
+    bytes: Vec<u8>,
+) -> Result<ToolOutput, ToolError> {
+    let shown = &target.shown;
+    let original = decode_utf8(bytes, shown)?;
+    let (updated, count) = apply_edit(&original, input, shown)?;
+    target.write(updated.as_bytes())?;
+    let diff = unified_diff(shown, &original, &updated);
+    let times = if count == 1 {
+        "1 replacement".to_owned()
+    } else {
+        format!("{count} replacements")
+    };
+    Ok(ToolOutput::text(cap_output(&format!(
+        "Edited {shown} ({times}).\n{}",
+        diff.trim_end()
+    ))))
+}
+
+/// Creates a missing file from an edit with an empty `old_string`; any other edit of a missing
+/// file is an error that says where to look.
+fn create(target: &FileTarget, input: &EditFileInput) -> Result<ToolOutput, ToolError> {
+    let shown = &target.shown;
+    if !input.old_string.is_empty() {
+        return Err(ToolError::failed(format!(
+            "{shown} does not exist; check the path with glob, or create the file with write_file"
+        )));
+    }
+    target.create_parents()?;
+    target.write(input.new_string.as_bytes())?;
+    let diff = unified_diff(shown, "", &input.new_string);
+    Ok(ToolOutput::text(cap_output(&format!(
+        "Created {shown}.\n{}",
+        diff.trim_end()
+    ))))
+}
+
 /// Applies the edit to `original`, returning the new contents and the number of replacements.
-pub(crate) fn apply_edit(
+fn apply_edit(
     original: &str,
     input: &EditFileInput,
     shown: &str,
@@ -197,7 +200,7 @@ fn styled_replacement(found: &str, old: &str, new: &str) -> String {
 
 /// Non-overlapping byte ranges of `needle` in `text`: exact matches, or, when there are none,
 /// matches with curly and straight quotes treated alike.
-pub(crate) fn find_matches(text: &str, needle: &str) -> Vec<Range<usize>> {
+fn find_matches(text: &str, needle: &str) -> Vec<Range<usize>> {
     let exact: Vec<Range<usize>> = text
         .match_indices(needle)
         .map(|(start, m)| start..start + m.len())

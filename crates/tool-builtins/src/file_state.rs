@@ -12,16 +12,16 @@ use tool_core::ToolError;
 
 /// A file as the model last saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileSnapshot {
+pub(crate) struct FileSnapshot {
     /// The modification time when it was read or written.
-    pub mtime: Option<SystemTime>,
+    pub(crate) mtime: Option<SystemTime>,
     /// The SHA-256 of its bytes.
-    pub hash: [u8; 32],
+    pub(crate) hash: [u8; 32],
 }
 
 impl FileSnapshot {
     /// The snapshot of `bytes` with modification time `mtime`.
-    pub fn of(bytes: &[u8], mtime: Option<SystemTime>) -> Self {
+    pub(crate) fn of(bytes: &[u8], mtime: Option<SystemTime>) -> Self {
         Self {
             mtime,
             hash: Sha256::digest(bytes).into(),
@@ -32,24 +32,19 @@ impl FileSnapshot {
 /// Read state shared by the file tools of one [`crate::Builtins`], keyed by session id and
 /// resolved path, so that tools shared between sessions do not mix their sessions' reads.
 #[derive(Debug, Default)]
-pub struct FileState {
+pub(crate) struct FileState {
     files: Mutex<HashMap<(String, PathBuf), FileSnapshot>>,
 }
 
 impl FileState {
-    /// An empty read state.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Records that `session` has seen `path` with these contents.
-    pub fn record(&self, session: &str, path: &Path, snapshot: FileSnapshot) {
+    pub(crate) fn record(&self, session: &str, path: &Path, snapshot: FileSnapshot) {
         self.lock()
             .insert((session.to_owned(), path.to_path_buf()), snapshot);
     }
 
     /// What `session` last saw of `path`, if anything.
-    pub fn get(&self, session: &str, path: &Path) -> Option<FileSnapshot> {
+    fn get(&self, session: &str, path: &Path) -> Option<FileSnapshot> {
         self.lock()
             .get(&(session.to_owned(), path.to_path_buf()))
             .cloned()
@@ -58,7 +53,7 @@ impl FileState {
     /// Checks that `session` has read `path` and that the file on disk (`current` bytes, with
     /// modification time `mtime`) is unchanged since. The hash decides; a changed mtime with the
     /// same bytes (a `touch`) is not a change worth refusing a write for.
-    pub fn check_fresh(
+    pub(crate) fn check_fresh(
         &self,
         session: &str,
         path: &Path,
@@ -96,7 +91,7 @@ mod tests {
 
     #[test]
     fn unread_changed_and_touched_files() {
-        let state = FileState::new();
+        let state = FileState::default();
         let path = Path::new("/x/a.txt");
         assert!(state.check_fresh("s", path, "a.txt", b"one", None).is_err());
         state.record("s", path, FileSnapshot::of(b"one", None));

@@ -1,31 +1,31 @@
 //! glob: gitignore-aware file matching, newest first.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
+use crate::roots::AllowedRoots;
 use crate::text::cap_output;
-use crate::walk::{PathGlob, search_root, walker};
-use crate::workspace::{Workspace, blocking};
+use crate::walk::{PathGlob, search_root, walk_files};
+use crate::workspace::{Workspace, rule_path};
 
 /// Paths listed before "and N more".
-pub const DEFAULT_GLOB_LIMIT: usize = 100;
+const DEFAULT_GLOB_LIMIT: usize = 100;
 
 /// The glob tool.
-pub struct Glob {
+pub(crate) struct Glob {
     pub(crate) workspace: Arc<Workspace>,
 }
 
 /// glob's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GlobInput {
+pub(crate) struct GlobInput {
     /// The glob. Without `/` it matches file names at any depth ("*.rs"); with `/` it matches
     /// paths relative to `path` ("src/**/*.ts"). Supports *, ?, **, [abc] and {a,b}.
     pub pattern: String,
@@ -59,12 +59,7 @@ impl TypedTool for Glob {
     }
 
     async fn check_permissions(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionCheck {
-        match search_root(&self.workspace.roots(ctx), input.path.as_deref()) {
-            Ok(_) => PermissionCheck::Allow,
-            Err(err) => PermissionCheck::Deny {
-                reason: err.to_string(),
-            },
-        }
+        self.workspace.check_search(ctx, input.path.as_deref())
     }
 
     fn activity(&self, input: &GlobInput) -> Option<String> {
@@ -72,7 +67,7 @@ impl TypedTool for Glob {
     }
 
     fn path(&self, input: &GlobInput) -> Option<PathBuf> {
-        input.path.as_deref().map(crate::workspace::rule_path)
+        input.path.as_deref().map(rule_path)
     }
 
     async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -80,39 +75,18 @@ impl TypedTool for Glob {
         let root = search_root(&roots, input.path.as_deref())?;
         let glob = PathGlob::new(&input.pattern, "pattern")?;
         let limit = input.limit.unwrap_or(DEFAULT_GLOB_LIMIT).max(1);
-        let cancel = ctx.cancellation().clone();
-        let found = blocking(move || {
-            let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
-            walker(&root).run(|| {
-                let found = &found;
-                let glob = &glob;
-                let root = &root;
-                let cancel = &cancel;
-                Box::new(move |entry| {
-                    if cancel.is_cancelled() {
-                        return WalkState::Quit;
-                    }
-                    let Ok(entry) = entry else {
-                        return WalkState::Continue;
-                    };
-                    if entry.file_type().is_some_and(|t| t.is_file())
-                        && glob.is_match(root, entry.path())
-                    {
-                        let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
-                        found
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push((entry.into_path(), mtime));
-                    }
-                    WalkState::Continue
+        let found = walk_files(
+            root,
+            ctx,
+            || (),
+            move |(), root, entry| {
+                glob.is_match(root, entry.path()).then(|| {
+                    let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+                    (entry.into_path(), mtime)
                 })
-            });
-            Ok(found.into_inner().unwrap_or_else(|e| e.into_inner()))
-        })
+            },
+        )
         .await?;
-        if ctx.is_cancelled() {
-            return Err(ToolError::Cancelled);
-        }
         Ok(ToolOutput::text(render(
             &roots,
             &input.pattern,
@@ -125,7 +99,7 @@ impl TypedTool for Glob {
 
 /// Paths newest first (ties by path, so output is stable), capped at `limit`.
 fn render(
-    roots: &crate::roots::AllowedRoots,
+    roots: &AllowedRoots,
     pattern: &str,
     path: Option<&str>,
     mut found: Vec<(PathBuf, Option<SystemTime>)>,

@@ -1,38 +1,38 @@
 //! grep: regex search in process with ripgrep's libraries, gitignore-aware.
 
 use std::io;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::WalkState;
+use ignore::DirEntry;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
 use crate::text::cap_output;
-use crate::walk::{PathGlob, search_root, walker};
-use crate::workspace::{Workspace, blocking};
+use crate::walk::{PathGlob, search_root, walk_files};
+use crate::workspace::{Workspace, rule_path};
 
 /// Output lines (or files, or counts) shown before "and N more".
-pub const DEFAULT_GREP_LIMIT: usize = 100;
+const DEFAULT_GREP_LIMIT: usize = 100;
 /// Matching lines longer than this many characters are cut.
 const MAX_LINE_CHARS: usize = 500;
 
 /// The grep tool.
-pub struct Grep {
+pub(crate) struct Grep {
     pub(crate) workspace: Arc<Workspace>,
 }
 
 /// What grep lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum OutputMode {
+pub(crate) enum OutputMode {
     /// Matching lines as `path:line:text` (context lines as `path-line-text`).
     #[default]
     Content,
@@ -44,7 +44,7 @@ pub enum OutputMode {
 
 /// grep's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GrepInput {
+pub(crate) struct GrepInput {
     /// The regular expression (Rust regex syntax, as ripgrep). A leading `-` is part of the
     /// pattern, not an option.
     pub pattern: String,
@@ -96,12 +96,7 @@ impl TypedTool for Grep {
     }
 
     async fn check_permissions(&self, input: &GrepInput, ctx: &ToolContext) -> PermissionCheck {
-        match search_root(&self.workspace.roots(ctx), input.path.as_deref()) {
-            Ok(_) => PermissionCheck::Allow,
-            Err(err) => PermissionCheck::Deny {
-                reason: err.to_string(),
-            },
-        }
+        self.workspace.check_search(ctx, input.path.as_deref())
     }
 
     fn prompt(&self) -> Option<String> {
@@ -113,85 +108,26 @@ impl TypedTool for Grep {
     }
 
     fn path(&self, input: &GrepInput) -> Option<PathBuf> {
-        input.path.as_deref().map(crate::workspace::rule_path)
+        input.path.as_deref().map(rule_path)
     }
 
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let roots = self.workspace.roots(ctx);
         let root = search_root(&roots, input.path.as_deref())?;
-        let matcher = build_matcher(&input.pattern, input.case_insensitive)?;
-        let include = input
-            .include
-            .as_deref()
-            .map(|g| PathGlob::new(g, "include"))
-            .transpose()?;
-        let mode = input.output_mode;
-        let context = if mode == OutputMode::Content {
-            input.context.unwrap_or(0).min(50)
-        } else {
-            0
-        };
-        let cancel = ctx.cancellation().clone();
-        let mut results = blocking(move || {
-            let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
-            walker(&root).run(|| {
-                let mut searcher = SearcherBuilder::new()
-                    .line_number(true)
-                    .before_context(context)
-                    .after_context(context)
-                    .binary_detection(BinaryDetection::quit(0))
-                    .build();
-                let (results, matcher, include, root, cancel) =
-                    (&results, &matcher, &include, &root, &cancel);
-                Box::new(move |entry| {
-                    if cancel.is_cancelled() {
-                        return WalkState::Quit;
-                    }
-                    let Ok(entry) = entry else {
-                        return WalkState::Continue;
-                    };
-                    if !entry.file_type().is_some_and(|t| t.is_file()) {
-                        return WalkState::Continue;
-                    }
-                    // A file given directly as `path` is searched whatever `include` says.
-                    if entry.depth() > 0
-                        && include
-                            .as_ref()
-                            .is_some_and(|g| !g.is_match(root, entry.path()))
-                    {
-                        return WalkState::Continue;
-                    }
-                    let mut sink = Collect {
-                        lines: Vec::new(),
-                        matches: 0,
-                        mode,
-                    };
-                    if searcher
-                        .search_path(matcher, entry.path(), &mut sink)
-                        .is_ok()
-                        && sink.matches > 0
-                    {
-                        results
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(FileHits {
-                                path: entry.into_path(),
-                                lines: sink.lines,
-                                matches: sink.matches,
-                            });
-                    }
-                    WalkState::Continue
-                })
-            });
-            Ok(results.into_inner().unwrap_or_else(|e| e.into_inner()))
-        })
+        let search = FileSearch::new(&input)?;
+        let context = search.context;
+        let mut results = walk_files(
+            root,
+            ctx,
+            move || searcher(context),
+            move |searcher, root, entry| search.file(searcher, root, entry),
+        )
         .await?;
-        if ctx.is_cancelled() {
-            return Err(ToolError::Cancelled);
-        }
         results.sort_by(|a, b| a.path.cmp(&b.path));
         let limit = input.limit.unwrap_or(DEFAULT_GREP_LIMIT).max(1);
-        let rendered = render(&results, mode, context > 0, limit, |p| roots.display(p));
+        let rendered = render(&results, input.output_mode, context > 0, limit, |p| {
+            roots.display(p)
+        });
         let text = if rendered.is_empty() {
             let place = input.path.as_deref().unwrap_or("the working directory");
             format!("No matches for {} in {place}.", input.pattern)
@@ -200,6 +136,72 @@ impl TypedTool for Grep {
         };
         Ok(ToolOutput::text(cap_output(&text)))
     }
+}
+
+/// What one grep call looks for in each file, shared by the walker threads.
+struct FileSearch {
+    matcher: RegexMatcher,
+    include: Option<PathGlob>,
+    mode: OutputMode,
+    /// Lines of context around each match (content mode only).
+    context: usize,
+}
+
+impl FileSearch {
+    fn new(input: &GrepInput) -> Result<Self, ToolError> {
+        let matcher = build_matcher(&input.pattern, input.case_insensitive)?;
+        let include = input
+            .include
+            .as_deref()
+            .map(|g| PathGlob::new(g, "include"))
+            .transpose()?;
+        let context = if input.output_mode == OutputMode::Content {
+            input.context.unwrap_or(0).min(50)
+        } else {
+            0
+        };
+        Ok(Self {
+            matcher,
+            include,
+            mode: input.output_mode,
+            context,
+        })
+    }
+
+    /// The matches in one file of the walk under `root`, if it has any.
+    fn file(&self, searcher: &mut Searcher, root: &Path, entry: DirEntry) -> Option<FileHits> {
+        // A file given directly as `path` is searched whatever `include` says.
+        if entry.depth() > 0
+            && self
+                .include
+                .as_ref()
+                .is_some_and(|g| !g.is_match(root, entry.path()))
+        {
+            return None;
+        }
+        let mut sink = Collect {
+            lines: Vec::new(),
+            matches: 0,
+            mode: self.mode,
+        };
+        let searched = searcher.search_path(&self.matcher, entry.path(), &mut sink);
+        (searched.is_ok() && sink.matches > 0).then(|| FileHits {
+            path: entry.into_path(),
+            lines: sink.lines,
+            matches: sink.matches,
+        })
+    }
+}
+
+/// A searcher for one walker thread: line numbers, `context` lines around matches, and binary
+/// files skipped at their first NUL byte.
+fn searcher(context: usize) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .binary_detection(BinaryDetection::quit(0))
+        .build()
 }
 
 fn build_matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatcher, ToolError> {
@@ -282,68 +284,70 @@ impl Sink for Collect {
     }
 }
 
+/// Output lines up to a limit, counting the ones left out.
+struct Capped {
+    lines: Vec<String>,
+    limit: usize,
+    hidden: usize,
+}
+
+impl Capped {
+    fn push(&mut self, line: String) {
+        if self.lines.len() < self.limit {
+            self.lines.push(line);
+        } else {
+            self.hidden += 1;
+        }
+    }
+}
+
 fn render(
     results: &[FileHits],
     mode: OutputMode,
     with_context: bool,
     limit: usize,
-    display: impl Fn(&std::path::Path) -> String,
+    display: impl Fn(&Path) -> String,
 ) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut hidden = 0usize;
-    let mut push = |line: String, out: &mut Vec<String>| {
-        if out.len() < limit {
-            out.push(line);
-        } else {
-            hidden += 1;
-        }
+    let mut out = Capped {
+        lines: Vec::new(),
+        limit,
+        hidden: 0,
     };
-    match mode {
-        OutputMode::FilesWithMatches => {
-            for file in results {
-                push(display(&file.path), &mut out);
-            }
-        }
-        OutputMode::Count => {
-            for file in results {
-                push(
-                    format!("{}:{}", display(&file.path), file.matches),
-                    &mut out,
-                );
-            }
-        }
-        OutputMode::Content => {
-            for (index, file) in results.iter().enumerate() {
-                let shown = display(&file.path);
+    for (index, file) in results.iter().enumerate() {
+        let shown = display(&file.path);
+        match mode {
+            OutputMode::FilesWithMatches => out.push(shown),
+            OutputMode::Count => out.push(format!("{shown}:{}", file.matches)),
+            OutputMode::Content => {
                 if with_context && index > 0 {
-                    push("--".to_owned(), &mut out);
+                    out.push("--".to_owned());
                 }
                 for line in &file.lines {
-                    let text = match line {
+                    out.push(match line {
                         Line::Match(n, text) => format!("{shown}:{n}:{text}"),
                         Line::Context(n, text) => format!("{shown}-{n}-{text}"),
                         Line::Break => "--".to_owned(),
-                    };
-                    push(text, &mut out);
+                    });
                 }
             }
         }
     }
-    if out.is_empty() {
+    if out.lines.is_empty() {
         return String::new();
     }
-    let total_matches: u64 = results.iter().map(|f| f.matches).sum();
-    let mut text = out.join("\n");
-    if hidden > 0 {
+    let mut text = out.lines.join("\n");
+    if out.hidden > 0 {
         let unit = match mode {
             OutputMode::Content => "lines",
             OutputMode::FilesWithMatches | OutputMode::Count => "files",
         };
         text.push_str(&format!(
-            "\n[... and {hidden} more {unit}; narrow the search with path, include or a more specific pattern, or raise limit]"
+            "\n[... and {} more {unit}; narrow the search with path, include or a more specific pattern, or raise limit]",
+            out.hidden
         ));
     }
     if mode == OutputMode::Count {
+        let total_matches: u64 = results.iter().map(|f| f.matches).sum();
         text.push_str(&format!(
             "\n{total_matches} matching lines in {} files",
             results.len()

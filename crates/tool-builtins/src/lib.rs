@@ -57,24 +57,22 @@ use std::sync::Arc;
 use tool_core::{CoreError, Tool, ToolRegistry, Typed};
 
 pub use atomic::write_atomic;
-pub use diff::unified_diff;
-pub use edit_file::{EditFile, EditFileInput};
-pub use file_state::{FileSnapshot, FileState};
-pub use glob::{DEFAULT_GLOB_LIMIT, Glob, GlobInput};
-pub use grep::{DEFAULT_GREP_LIMIT, Grep, GrepInput, OutputMode};
-pub use plan_mode::{
-    EnterPlanMode, EnterPlanModeInput, ExitPlanMode, ExitPlanModeInput, PlanState,
-};
-pub use read_file::{DEFAULT_LINE_LIMIT, MAX_IMAGE_BYTES, MAX_LINE_CHARS, ReadFile, ReadFileInput};
-pub use roots::AllowedRoots;
+use edit_file::EditFile;
+use file_state::FileState;
+use glob::Glob;
+use grep::Grep;
+use plan_mode::{EnterPlanMode, ExitPlanMode, PlanState};
+use read_file::ReadFile;
 pub use shell::{
     CappedBuffer, Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, Shell,
     ShellConfig, ShellInput, is_read_only_command, sandbox_support, sandbox_warning,
 };
-pub use text::{MAX_OUTPUT_CHARS, cap_output};
-pub use todo::{Todo, TodoStatus, TodoStore, TodoWrite, TodoWriteInput};
-pub use web_fetch::{WebFetch, WebFetchConfig, WebFetchInput};
-pub use write_file::{WriteFile, WriteFileInput};
+pub use text::MAX_OUTPUT_CHARS;
+use todo::TodoWrite;
+pub use todo::{Todo, TodoStatus, TodoStore};
+use web_fetch::WebFetch;
+pub use web_fetch::WebFetchConfig;
+use write_file::WriteFile;
 
 use workspace::Workspace;
 
@@ -144,11 +142,6 @@ impl Builtins {
     pub fn web_fetch_config(mut self, config: WebFetchConfig) -> Self {
         self.web_fetch = config;
         self
-    }
-
-    /// The read state shared by read_file, write_file and edit_file.
-    pub fn file_state(&self) -> &Arc<FileState> {
-        &self.files
     }
 
     /// The sessions' task lists written by todo_write.

@@ -15,7 +15,7 @@ use tool_core::{
 
 /// The mode each session was in before it entered plan mode, to restore on the way out.
 #[derive(Debug, Default)]
-pub struct PlanState {
+pub(crate) struct PlanState {
     previous: Mutex<HashMap<String, PermissionMode>>,
 }
 
@@ -27,22 +27,22 @@ impl PlanState {
 }
 
 /// The enter_plan_mode tool.
-pub struct EnterPlanMode {
+pub(crate) struct EnterPlanMode {
     pub(crate) state: Arc<PlanState>,
 }
 
 /// The exit_plan_mode tool.
-pub struct ExitPlanMode {
+pub(crate) struct ExitPlanMode {
     pub(crate) state: Arc<PlanState>,
 }
 
 /// enter_plan_mode's input (none).
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EnterPlanModeInput {}
+pub(crate) struct EnterPlanModeInput {}
 
 /// exit_plan_mode's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExitPlanModeInput {
+pub(crate) struct ExitPlanModeInput {
     /// The plan, in markdown: the steps you will take, the files you will change and how you
     /// will check the result. The user approves or rejects it.
     pub plan: String,

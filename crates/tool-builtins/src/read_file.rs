@@ -1,7 +1,8 @@
 //! read_file: a file with `cat -n` line numbers, a window of lines, images as image blocks.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -12,28 +13,28 @@ use tool_core::{
     Content, PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool,
 };
 
-use crate::file_state::{FileSnapshot, FileState};
+use crate::file_state::FileState;
 use crate::text::{cap_output, image_media_type, looks_binary};
-use crate::workspace::{Workspace, blocking, io_error, rule_path};
+use crate::workspace::{FileTarget, Workspace, blocking, rule_path};
 
 /// Lines shown when no `limit` is given.
-pub const DEFAULT_LINE_LIMIT: usize = 2_000;
+const DEFAULT_LINE_LIMIT: usize = 2_000;
 /// Lines longer than this many characters are cut with a marker.
-pub const MAX_LINE_CHARS: usize = 2_000;
+const MAX_LINE_CHARS: usize = 2_000;
 /// Images larger than this are refused rather than sent.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 /// Text files larger than this are refused whole; the model reads them in windows instead.
-pub const MAX_TEXT_FILE_BYTES: u64 = 256 * 1024 * 1024;
+const MAX_TEXT_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The read_file tool.
-pub struct ReadFile {
+pub(crate) struct ReadFile {
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) files: Arc<FileState>,
 }
 
 /// read_file's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadFileInput {
+pub(crate) struct ReadFileInput {
     /// The file to read: relative to the working directory, or absolute.
     pub path: String,
     /// The line number to start at (1-based). Only give it for files too long to read at once.
@@ -85,12 +86,8 @@ impl TypedTool for ReadFile {
     }
 
     async fn check_permissions(&self, input: &ReadFileInput, ctx: &ToolContext) -> PermissionCheck {
-        match self.workspace.roots(ctx).resolve(&input.path) {
-            Ok(_) => PermissionCheck::Allow,
-            Err(err) => PermissionCheck::Deny {
-                reason: err.to_string(),
-            },
-        }
+        self.workspace
+            .check_path(ctx, &input.path, PermissionCheck::Allow)
     }
 
     fn prompt(&self) -> Option<String> {
@@ -106,23 +103,14 @@ impl TypedTool for ReadFile {
     }
 
     async fn call(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let roots = self.workspace.roots(ctx);
-        let path = roots.resolve(&input.path)?;
-        let shown = roots.display(&path);
-        let files = Arc::clone(&self.files);
-        let session = ctx.session().id().to_owned();
-        blocking(move || read(&path, &shown, &input, &files, &session)).await
+        let target = FileTarget::resolve(&self.workspace, &self.files, ctx, &input.path)?;
+        blocking(move || read(&target, &input)).await
     }
 }
 
-fn read(
-    path: &Path,
-    shown: &str,
-    input: &ReadFileInput,
-    files: &FileState,
-    session: &str,
-) -> Result<ToolOutput, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| io_error("read", shown, &e))?;
+fn read(target: &FileTarget, input: &ReadFileInput) -> Result<ToolOutput, ToolError> {
+    let shown = &target.shown;
+    let meta = std::fs::metadata(&target.path).map_err(|e| target.io_error("read", &e))?;
     if meta.is_dir() {
         return Err(ToolError::failed(format!(
             "{shown} is a directory, not a file; list its files with glob (for example pattern \"{shown}/*\")"
@@ -134,31 +122,10 @@ fn read(
             meta.len()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| io_error("read", shown, &e))?;
+    let bytes = std::fs::read(&target.path).map_err(|e| target.io_error("read", &e))?;
     let mtime = meta.modified().ok();
     if let Some(media_type) = image_media_type(&bytes) {
-        if meta.len() > MAX_IMAGE_BYTES {
-            return Err(ToolError::failed(format!(
-                "{shown} is an image of {} bytes, over the {MAX_IMAGE_BYTES} byte limit for images; resize it first (for example with a shell command) and read the smaller copy",
-                meta.len()
-            )));
-        }
-        files.record(session, path, FileSnapshot::of(&bytes, mtime));
-        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        return Ok(ToolOutput {
-            content: vec![
-                Content::text(format!(
-                    "Image {shown} ({media_type}, {} bytes)",
-                    bytes.len()
-                )),
-                Content::Image {
-                    media_type: media_type.to_owned(),
-                    data,
-                },
-            ],
-            structured: None,
-            is_error: false,
-        });
+        return read_image(target, media_type, &bytes, mtime);
     }
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!(
@@ -166,7 +133,7 @@ fn read(
             bytes.len()
         )));
     }
-    files.record(session, path, FileSnapshot::of(&bytes, mtime));
+    target.record(&bytes, mtime);
     let (text, lossy) = match String::from_utf8(bytes) {
         Ok(text) => (text, false),
         Err(err) => (String::from_utf8_lossy(err.as_bytes()).into_owned(), true),
@@ -174,6 +141,48 @@ fn read(
     if text.is_empty() {
         return Ok(ToolOutput::text(format!("{shown} is empty.")));
     }
+    let mut out = numbered_lines(&text, input, shown)?;
+    if lossy {
+        out.push_str("\n(The file is not valid UTF-8; invalid bytes are shown as \u{FFFD}.)\n");
+    }
+    Ok(ToolOutput::text(cap_output(out.trim_end_matches('\n'))))
+}
+
+/// An image as an image block (with a line that names it), within the size limit for images.
+fn read_image(
+    target: &FileTarget,
+    media_type: &str,
+    bytes: &[u8],
+    mtime: Option<SystemTime>,
+) -> Result<ToolOutput, ToolError> {
+    let size = bytes.len();
+    if size as u64 > MAX_IMAGE_BYTES {
+        return Err(ToolError::failed(format!(
+            "{} is an image of {size} bytes, over the {MAX_IMAGE_BYTES} byte limit for images; resize it first (for example with a shell command) and read the smaller copy",
+            target.shown
+        )));
+    }
+    target.record(bytes, mtime);
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    Ok(ToolOutput {
+        content: vec![
+            Content::text(format!(
+                "Image {} ({media_type}, {size} bytes)",
+                target.shown
+            )),
+            Content::Image {
+                media_type: media_type.to_owned(),
+                data,
+            },
+        ],
+        structured: None,
+        is_error: false,
+    })
+}
+
+/// The window of lines `input` asks for, `cat -n` style, with a note on how to read on when
+/// the file goes further.
+fn numbered_lines(text: &str, input: &ReadFileInput, shown: &str) -> Result<String, ToolError> {
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
     let start = input.offset.unwrap_or(1);
@@ -196,10 +205,7 @@ fn read(
             end + 1
         ));
     }
-    if lossy {
-        out.push_str("\n(The file is not valid UTF-8; invalid bytes are shown as \u{FFFD}.)\n");
-    }
-    Ok(ToolOutput::text(cap_output(out.trim_end_matches('\n'))))
+    Ok(out)
 }
 
 fn cut_line(line: &str) -> String {

@@ -8,7 +8,7 @@ use tool_core::ToolError;
 /// The directories file tools may touch. Paths are checked after resolving symlinks, so a link
 /// inside a root that points outside it is refused.
 #[derive(Debug, Clone)]
-pub struct AllowedRoots {
+pub(crate) struct AllowedRoots {
     cwd: PathBuf,
     roots: Vec<PathBuf>,
 }
@@ -16,7 +16,7 @@ pub struct AllowedRoots {
 impl AllowedRoots {
     /// Roots made of the working directory and `extra` roots. Each root is canonicalised when it
     /// exists, so comparisons are made between resolved paths.
-    pub fn new(cwd: &Path, extra: &[PathBuf]) -> Self {
+    pub(crate) fn new(cwd: &Path, extra: &[PathBuf]) -> Self {
         let cwd = canonical_or_lexical(cwd);
         let mut roots = vec![cwd.clone()];
         for root in extra {
@@ -31,18 +31,13 @@ impl AllowedRoots {
     }
 
     /// The resolved working directory.
-    pub fn cwd(&self) -> &Path {
+    pub(crate) fn cwd(&self) -> &Path {
         &self.cwd
-    }
-
-    /// The resolved roots, the working directory first.
-    pub fn roots(&self) -> &[PathBuf] {
-        &self.roots
     }
 
     /// Resolves `path` (relative to the working directory) to an absolute path with every
     /// existing component's symlinks resolved, and refuses it when it lies outside every root.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+    pub(crate) fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
         if path.trim().is_empty() {
             return Err(ToolError::invalid(
                 "the path is empty: pass a file path such as \"src/main.rs\"",
@@ -71,13 +66,18 @@ impl AllowedRoots {
     }
 
     /// Whether an already resolved path lies inside a root.
-    pub fn contains(&self, resolved: &Path) -> bool {
+    fn contains(&self, resolved: &Path) -> bool {
         self.roots.iter().any(|root| resolved.starts_with(root))
+    }
+
+    /// The resolved roots, the working directory first.
+    pub(crate) fn roots(&self) -> &[PathBuf] {
+        &self.roots
     }
 
     /// `path` relative to the working directory when it lies inside it, else absolute: how
     /// tools show paths to the model (short, and valid input for the next call).
-    pub fn display(&self, path: &Path) -> String {
+    pub(crate) fn display(&self, path: &Path) -> String {
         match path.strip_prefix(&self.cwd) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
             Ok(rel) => rel.to_string_lossy().into_owned(),
@@ -106,7 +106,7 @@ fn canonical_or_lexical(path: &Path) -> PathBuf {
 
 /// Removes `.` and folds `..` without touching the file system. A `..` at the root stays at the
 /// root, as the kernel does.
-pub fn normalise_lexically(path: &Path) -> PathBuf {
+pub(crate) fn normalise_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

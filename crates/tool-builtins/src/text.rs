@@ -11,7 +11,7 @@ pub const MAX_OUTPUT_CHARS: usize = 50_000;
 const MARKER_ROOM: usize = 64;
 
 /// Caps `text` at [`MAX_OUTPUT_CHARS`], keeping head and tail.
-pub fn cap_output(text: &str) -> String {
+pub(crate) fn cap_output(text: &str) -> String {
     if text.chars().count() <= MAX_OUTPUT_CHARS {
         return text.to_owned();
     }
@@ -20,7 +20,7 @@ pub fn cap_output(text: &str) -> String {
 
 /// Whether the bytes look like a binary file: a NUL byte in the first 8 KiB, or mostly control
 /// characters. Text in any ASCII-compatible encoding passes.
-pub fn looks_binary(bytes: &[u8]) -> bool {
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(8192)];
     if head.contains(&0) {
         return true;
@@ -36,7 +36,7 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 }
 
 /// The MIME type of an image the model can be shown, recognised by its magic bytes.
-pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
@@ -52,7 +52,7 @@ pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
 
 /// Maps curly quotes to their straight forms, one character for one, so that positions in the
 /// normalised text are positions in the original.
-pub fn straighten(c: char) -> char {
+pub(crate) fn straighten(c: char) -> char {
     match c {
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => '\'',
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
@@ -62,7 +62,7 @@ pub fn straighten(c: char) -> char {
 
 /// Gives straight quotes in `text` the curly style: opening after whitespace, an opening bracket
 /// or the start, closing otherwise (so apostrophes inside words become `’`).
-pub fn curl_quotes(text: &str, single: bool, double: bool) -> String {
+pub(crate) fn curl_quotes(text: &str, single: bool, double: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut prev: Option<char> = None;
     for c in text.chars() {
@@ -91,13 +91,13 @@ pub fn curl_quotes(text: &str, single: bool, double: bool) -> String {
 }
 
 /// Whether the text's line endings are all CRLF (at least one, and no bare LF).
-pub fn is_crlf(text: &str) -> bool {
+pub(crate) fn is_crlf(text: &str) -> bool {
     let crlf = text.matches("\r\n").count();
     crlf > 0 && crlf == text.matches('\n').count()
 }
 
 /// Decodes a file's bytes as UTF-8 or says what to do instead.
-pub fn decode_utf8(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
+pub(crate) fn decode_utf8(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
     String::from_utf8(bytes).map_err(|_| {
         ToolError::failed(format!(
             "{shown} is not valid UTF-8, so it cannot be edited by text replacement; rewrite it whole with write_file if that is what you mean, or leave it alone"

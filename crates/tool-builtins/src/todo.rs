@@ -49,13 +49,13 @@ impl TodoStore {
 }
 
 /// The todo_write tool.
-pub struct TodoWrite {
+pub(crate) struct TodoWrite {
     pub(crate) store: Arc<TodoStore>,
 }
 
 /// todo_write's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TodoWriteInput {
+pub(crate) struct TodoWriteInput {
     /// The whole updated task list (it replaces the previous one).
     pub todos: Vec<Todo>,
 }

@@ -1,14 +1,60 @@
 //! The gitignore-aware walk and the glob matching shared by glob and grep.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::{WalkBuilder, WalkParallel};
-use tool_core::ToolError;
+use ignore::{DirEntry, WalkBuilder, WalkParallel, WalkState};
+use tool_core::{ToolContext, ToolError};
+
+use crate::roots::AllowedRoots;
+use crate::workspace::blocking;
+
+/// Walks the files under `root` off the async threads, in parallel, and keeps what `visit`
+/// makes of each (in no particular order). Each walker thread starts its own `state` (such as a
+/// searcher), so `visit` needs no lock for it. The walk stops early when the call is cancelled,
+/// and a cancelled call is answered with [`ToolError::Cancelled`].
+pub(crate) async fn walk_files<S, T>(
+    root: PathBuf,
+    ctx: &ToolContext,
+    state: impl Fn() -> S + Send + Sync + 'static,
+    visit: impl Fn(&mut S, &Path, DirEntry) -> Option<T> + Send + Sync + 'static,
+) -> Result<Vec<T>, ToolError>
+where
+    S: Send,
+    T: Send + 'static,
+{
+    let cancel = ctx.cancellation().clone();
+    let found = blocking(move || {
+        let found = Mutex::new(Vec::new());
+        walker(&root).run(|| {
+            let (found, visit, root, cancel) = (&found, &visit, &root, &cancel);
+            let mut state = state();
+            Box::new(move |entry| {
+                if cancel.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                if let Ok(entry) = entry
+                    && entry.file_type().is_some_and(|t| t.is_file())
+                    && let Some(item) = visit(&mut state, root, entry)
+                {
+                    found.lock().unwrap_or_else(|e| e.into_inner()).push(item);
+                }
+                WalkState::Continue
+            })
+        });
+        Ok(found.into_inner().unwrap_or_else(|e| e.into_inner()))
+    })
+    .await?;
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    Ok(found)
+}
 
 /// A parallel walk of `root` that respects `.gitignore`, `.ignore` and the global git excludes
 /// (inside a git repository or not), includes hidden files, and never enters `.git`.
-pub(crate) fn walker(root: &Path) -> WalkParallel {
+fn walker(root: &Path) -> WalkParallel {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
     WalkBuilder::new(root)
         .hidden(false)
@@ -71,10 +117,7 @@ impl PathGlob {
 
 /// The directory a search starts from: the given path resolved within the roots, or the
 /// working directory.
-pub(crate) fn search_root(
-    roots: &crate::roots::AllowedRoots,
-    path: Option<&str>,
-) -> Result<PathBuf, ToolError> {
+pub(crate) fn search_root(roots: &AllowedRoots, path: Option<&str>) -> Result<PathBuf, ToolError> {
     match path {
         None => Ok(roots.cwd().to_path_buf()),
         Some(p) if p.trim().is_empty() || p.trim() == "." => Ok(roots.cwd().to_path_buf()),

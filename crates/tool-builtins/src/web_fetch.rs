@@ -51,14 +51,14 @@ impl Default for WebFetchConfig {
 }
 
 /// The web_fetch tool.
-pub struct WebFetch {
+pub(crate) struct WebFetch {
     config: Arc<WebFetchConfig>,
     client: Result<reqwest::Client, String>,
 }
 
 impl WebFetch {
     /// A web_fetch tool with this configuration.
-    pub fn new(config: WebFetchConfig) -> Self {
+    pub(crate) fn new(config: WebFetchConfig) -> Self {
         install_crypto_provider();
         let config = Arc::new(config);
         let client = reqwest::Client::builder()
@@ -87,7 +87,7 @@ fn install_crypto_provider() {
 
 /// web_fetch's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct WebFetchInput {
+pub(crate) struct WebFetchInput {
     /// The http or https URL to fetch.
     pub url: String,
 }

@@ -1,6 +1,6 @@
 //! write_file: creates or replaces a file, atomically, after checking the model has seen it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -9,23 +9,22 @@ use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
-use crate::atomic::write_atomic;
-use crate::file_state::{FileSnapshot, FileState};
+use crate::file_state::FileState;
 use crate::text::cap_output;
-use crate::workspace::{Workspace, blocking, io_error, rule_path};
+use crate::workspace::{FileTarget, Workspace, blocking, rule_path};
 
 /// Lines of the written file shown back to the model.
 const PREVIEW_LINES: usize = 10;
 
 /// The write_file tool.
-pub struct WriteFile {
+pub(crate) struct WriteFile {
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) files: Arc<FileState>,
 }
 
 /// write_file's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct WriteFileInput {
+pub(crate) struct WriteFileInput {
     /// The file to write: relative to the working directory, or absolute.
     pub path: String,
     /// The complete new contents of the file.
@@ -50,14 +49,10 @@ impl TypedTool for WriteFile {
         input: &WriteFileInput,
         ctx: &ToolContext,
     ) -> PermissionCheck {
-        match self.workspace.roots(ctx).resolve(&input.path) {
-            Ok(_) => PermissionCheck::Ask {
-                reason: format!("write_file wants to write {}", input.path),
-            },
-            Err(err) => PermissionCheck::Deny {
-                reason: err.to_string(),
-            },
-        }
+        let ask = PermissionCheck::Ask {
+            reason: format!("write_file wants to write {}", input.path),
+        };
+        self.workspace.check_path(ctx, &input.path, ask)
     }
 
     fn activity(&self, input: &WriteFileInput) -> Option<String> {
@@ -73,21 +68,17 @@ impl TypedTool for WriteFile {
         input: WriteFileInput,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let roots = self.workspace.roots(ctx);
-        let path = roots.resolve(&input.path)?;
-        let shown = roots.display(&path);
-        let files = Arc::clone(&self.files);
-        let session = ctx.session().id().to_owned();
+        let target = FileTarget::resolve(&self.workspace, &self.files, ctx, &input.path)?;
         blocking(move || {
-            let existed = guard_existing(&path, &shown, &files, &session)?.is_some();
-            if !existed && let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| io_error("create the directories of", &shown, &e))?;
+            let existed = target.read_guarded()?.is_some();
+            if !existed {
+                target.create_parents()?;
             }
-            commit(&path, &shown, input.content.as_bytes(), &files, &session)?;
+            target.write(input.content.as_bytes())?;
             let verb = if existed { "Updated" } else { "Created" };
             Ok(ToolOutput::text(cap_output(&format!(
-                "{verb} {shown} ({} lines, {} bytes).\n{}",
+                "{verb} {} ({} lines, {} bytes).\n{}",
+                target.shown,
                 input.content.lines().count(),
                 input.content.len(),
                 preview(&input.content)
@@ -95,43 +86,6 @@ impl TypedTool for WriteFile {
         })
         .await
     }
-}
-
-/// For an existing file: checks it is a file the session has read and that is unchanged since,
-/// and returns its bytes. For a missing file: `None`.
-pub(crate) fn guard_existing(
-    path: &Path,
-    shown: &str,
-    files: &FileState,
-    session: &str,
-) -> Result<Option<Vec<u8>>, ToolError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(io_error("inspect", shown, &err)),
-    };
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{shown} is a directory; give the path of a file inside it"
-        )));
-    }
-    let current = std::fs::read(path).map_err(|e| io_error("read", shown, &e))?;
-    files.check_fresh(session, path, shown, &current, meta.modified().ok())?;
-    Ok(Some(current))
-}
-
-/// Writes atomically and records the new contents as seen, so a second edit needs no re-read.
-pub(crate) fn commit(
-    path: &Path,
-    shown: &str,
-    bytes: &[u8],
-    files: &FileState,
-    session: &str,
-) -> Result<(), ToolError> {
-    write_atomic(path, bytes).map_err(|e| io_error("write", shown, &e))?;
-    let mtime = std::fs::metadata(path).ok().and_then(|m| m.modified().ok());
-    files.record(session, path, FileSnapshot::of(bytes, mtime));
-    Ok(())
 }
 
 fn preview(content: &str) -> String {
