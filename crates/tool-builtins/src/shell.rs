@@ -16,8 +16,15 @@
 //! other than into `/dev/null`, between descriptors (`2>&1`) or from a file. Long options count
 //! in their abbreviated forms too (`sort --out=f`), as GNU getopt and git accept them.
 //!
-//! Known limit: reading git subcommands trust the repository's own git configuration (such as
-//! `core.fsmonitor`), which only the user or an approved write can change.
+//! A read-only command still asks when a word in it names a path outside the session's roots
+//! (an absolute path, `~`, `..`, or a symlink leading out, resolved like read_file's paths), so
+//! the shell reads no more without asking than the file tools do. It is still read-only and
+//! concurrency-safe.
+//!
+//! Known limits: a search pattern that starts with `/` counts as a path (and asks); programs
+//! that follow symlinks themselves while walking a directory (`grep -R`, `find -L`) can reach
+//! past a link the check did not see; reading git subcommands trust the repository's own git
+//! configuration (such as `core.fsmonitor`), which only the user or an approved write can change.
 //!
 //! # The sandbox
 //!
@@ -158,15 +165,22 @@ impl TypedTool for Shell {
         Ok(())
     }
 
-    async fn check_permissions(&self, input: &ShellInput, _: &ToolContext) -> PermissionCheck {
+    async fn check_permissions(&self, input: &ShellInput, ctx: &ToolContext) -> PermissionCheck {
         // The sandbox does not change this decision; see the module doc for why.
-        if is_read_only_command(&input.command) {
-            PermissionCheck::Allow
-        } else {
-            PermissionCheck::Ask {
-                reason: format!("shell wants to run `{}`", input.command.trim()),
-            }
+        let command = input.command.trim();
+        if !is_read_only_command(command) {
+            return PermissionCheck::Ask {
+                reason: format!("shell wants to run `{command}`"),
+            };
         }
+        if safety::reaches_outside(command, &self.workspace.roots(ctx)) {
+            return PermissionCheck::Ask {
+                reason: format!(
+                    "shell wants to run `{command}`, which reads outside the allowed directories"
+                ),
+            };
+        }
+        PermissionCheck::Allow
     }
 
     fn prompt(&self) -> Option<String> {

@@ -15,13 +15,18 @@ enum Args {
     Check(fn(&[Word]) -> bool),
 }
 
-/// Read-only programs, by name.
+/// Read-only programs, by name. `env` and `printenv` are left out: the environment holds
+/// secrets (API keys) that should not reach a model without the user's say.
 const PROGRAMS: &[(&str, Args)] = &[
     ("[", Args::Any),
     ("base64", Args::Any),
     ("basename", Args::Any),
     ("cat", Args::Any),
-    ("cd", Args::Any),
+    // `cd` alone goes home and `cd -` back, both outside what the path check sees.
+    (
+        "cd",
+        Args::Check(|args| matches!(args, [dir] if dir.text != "-")),
+    ),
     ("cksum", Args::Any),
     ("cmp", Args::Any),
     ("column", Args::Any),
@@ -34,7 +39,6 @@ const PROGRAMS: &[(&str, Args)] = &[
     ("du", Args::Any),
     ("echo", Args::Any),
     ("egrep", Args::Any),
-    ("env", Args::Check(<[Word]>::is_empty)),
     ("false", Args::Any),
     ("fd", Args::Deny(FD_DENY)),
     ("fdfind", Args::Deny(FD_DENY)),
@@ -55,7 +59,6 @@ const PROGRAMS: &[(&str, Args)] = &[
     ("nproc", Args::Any),
     ("od", Args::Any),
     ("paste", Args::Any),
-    ("printenv", Args::Any),
     // `printf -v NAME` assigns a shell variable (`PATH`, say) for the commands after it.
     ("printf", Args::Deny(&["-v"])),
     ("ps", Args::Any),

@@ -3,6 +3,36 @@
 
 use super::lex::{Control, Redirect, Token, Word, tokenize};
 use super::programs::program_is_safe;
+use crate::roots::AllowedRoots;
+
+/// Whether any word of a read-only command names a path outside the allowed roots (absolute,
+/// `~`, `..`, or a symlink that leads out), so that reading it still asks as read_file would
+/// refuse it. Words that are not paths resolve inside the working directory and pass. A command
+/// that does not tokenize counts as reaching outside.
+pub(crate) fn reaches_outside(command: &str, roots: &AllowedRoots) -> bool {
+    let Ok(tokens) = tokenize(command) else {
+        return true;
+    };
+    tokens.iter().any(|token| match token {
+        Token::Word(word) => path_candidates(&word.text).any(|path| {
+            path.starts_with('~') || (path != "/dev/null" && roots.resolve(path).is_err())
+        }),
+        Token::Control(_) | Token::Redirect(_) => false,
+    })
+}
+
+/// The parts of a word that may be a path: the word, and the value of a `NAME=value` or
+/// `--option=value`. An option with a path glued on (`-f/etc/x`) is kept whole and starts with
+/// `-`, so it is named as an outside path by its `/` below.
+fn path_candidates(word: &str) -> impl Iterator<Item = &str> {
+    let value = word.split_once('=').map(|(_, value)| value);
+    let glued = (word.starts_with('-') && word.contains('/') && value.is_none()).then_some("/");
+    std::iter::once(word)
+        .filter(|word| !word.starts_with('-'))
+        .chain(value)
+        .chain(glued)
+        .filter(|path| !path.is_empty())
+}
 
 /// One simple command: its variable assignments, its words and its redirections.
 #[derive(Debug, Default)]

@@ -212,18 +212,6 @@ impl Policy {
 /// Temporary directories a workspace-write sandbox may write, besides `$TMPDIR`.
 const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 
-/// Devices every sandboxed command may write: discarding output, terminals, randomness.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
-
 /// Spawns `command` confined by `policy`, from a thread of its own (see the module doc).
 pub(crate) async fn spawn(
     mut command: tokio::process::Command,
@@ -265,7 +253,19 @@ mod imp {
         RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
     };
 
-    use super::{DEVICES, Landlock, Policy};
+    use super::{Landlock, Policy};
+
+    /// Devices every sandboxed command may write: discarding output, terminals, randomness.
+    const DEVICES: &[&str] = &[
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+        "/dev/ptmx",
+        "/dev/pts",
+    ];
 
     /// The Landlock ABI whose access rights the sandbox handles: V5 covers writes, truncation,
     /// renames across directories and device ioctls. Later ABIs add rights (such as connecting

@@ -1,5 +1,6 @@
 //! shell: which commands run without a prompt. One line per command; `Safe` means read-only,
-//! concurrency-safe and allowed without asking, `Ask` means none of these.
+//! concurrency-safe and allowed without asking, `Ask` means none of these, and `Outside` means
+//! read-only and concurrency-safe but asking, because it reads outside the allowed roots.
 
 use serde_json::json;
 use tool_core::PermissionCheck;
@@ -10,9 +11,10 @@ use crate::support::Env;
 enum Expect {
     Safe,
     Ask,
+    Outside,
 }
 
-use Expect::{Ask, Safe};
+use Expect::{Ask, Outside, Safe};
 
 const CASES: &[(&str, Expect)] = &[
     // Known read-only programs, plain.
@@ -35,7 +37,7 @@ const CASES: &[(&str, Expect)] = &[
     ("sed -n '10,20p' src/lib.rs", Safe),
     ("date +%Y-%m-%d", Safe),
     ("jq .name package.json", Safe),
-    ("env", Safe),
+    ("cat /dev/null", Safe),
     // git, reading.
     ("git status", Safe),
     ("git status --short", Safe),
@@ -61,6 +63,18 @@ const CASES: &[(&str, Expect)] = &[
     ("git log 2>&1 | head -5", Safe),
     ("wc -l < Cargo.toml", Safe),
     ("LC_ALL=C sort names.txt", Safe),
+    // Reading outside the roots asks, as read_file would refuse it.
+    ("cat /etc/passwd", Outside),
+    ("ls ~", Outside),
+    ("cat ~/.ssh/id_rsa", Outside),
+    ("cat ../secret.txt", Outside),
+    ("cd / && ls", Outside),
+    ("grep -r key /home", Outside),
+    ("grep -f/etc/patterns notes.txt", Outside),
+    ("grep --file=/etc/patterns notes.txt", Outside),
+    ("wc -l < /etc/passwd", Outside),
+    ("git -C / log", Outside),
+    ("cat out-link/secret.txt", Outside),
     // Programs that change things, or unknown ones.
     ("rm -rf target", Ask),
     ("cargo build", Ask),
@@ -89,6 +103,10 @@ const CASES: &[(&str, Expect)] = &[
     ("hostname evil", Ask),
     ("uniq in.txt out.txt", Ask),
     ("env rm -rf x", Ask),
+    ("env", Ask),
+    ("printenv", Ask),
+    ("cd", Ask),
+    ("cd -", Ask),
     ("find . -name x*", Ask),
     // git, writing or running programs.
     ("git commit -m x", Ask),
@@ -151,6 +169,7 @@ const CASES: &[(&str, Expect)] = &[
 async fn the_safe_command_rule() {
     assert!(CASES.len() >= 60, "{} cases", CASES.len());
     let env = Env::new();
+    std::os::unix::fs::symlink(env.outside(), env.path("out-link")).unwrap();
     let tool = env.tool("shell");
     let mut wrong = Vec::new();
     for &(command, expected) in CASES {
@@ -161,6 +180,7 @@ async fn the_safe_command_rule() {
         let got = match (read_only, concurrent, allowed) {
             (true, true, true) => Safe,
             (false, false, false) => Ask,
+            (true, true, false) => Outside,
             mixed => panic!("{command:?}: inconsistent {mixed:?}"),
         };
         if got != expected {
