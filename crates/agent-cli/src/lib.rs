@@ -7,4 +7,5 @@ pub mod provider;
 pub mod runtime;
 pub mod settings;
 pub mod transcript;
+pub mod trust;
 pub mod ui;

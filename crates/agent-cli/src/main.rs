@@ -14,6 +14,7 @@ use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::{Paths, Settings};
 use agent_cli::transcript::{self, Transcript};
+use agent_cli::trust;
 use agent_cli::ui;
 
 /// A coding agent in the terminal.
@@ -47,6 +48,11 @@ struct Cli {
 
     #[command(flatten)]
     run: RunArgs,
+
+    /// Trust this folder for this run only: its own settings and .mcp.json may widen permissions
+    /// (mode, allow rules, hooks, MCP server commands) without `agent-cli trust`.
+    #[arg(long, global = true)]
+    trust_project: bool,
 }
 
 #[derive(Args, Default)]
@@ -126,6 +132,12 @@ enum OutputFormat {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Trust a folder (the current one by default): what its own settings and .mcp.json enable
+    /// (permission mode, allow rules, hooks, MCP servers that run commands) applies from now on.
+    Trust {
+        /// The folder.
+        dir: Option<PathBuf>,
+    },
     /// Inspect and run tools.
     Tools {
         #[command(subcommand)]
@@ -204,17 +216,26 @@ struct Context {
     cwd: PathBuf,
     paths: Paths,
     settings: Settings,
+    /// What the project's files would widen that does not apply (not trusted).
+    ignored: Vec<trust::Widening>,
 }
 
 impl Context {
-    fn load() -> anyhow::Result<Self> {
+    /// The working directory, its paths and the settings that apply (see [`trust::resolve`]).
+    /// What the project's files would widen without the user's trust is ignored, with a note on
+    /// stderr saying what and how to trust.
+    fn load(trust_project: bool) -> anyhow::Result<Self> {
         let cwd = std::env::current_dir().context("reading the working directory")?;
         let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
-        let settings = paths.load_settings()?;
+        let resolved = trust::resolve(&paths, &cwd, trust_project)?;
+        if !resolved.ignored.is_empty() {
+            eprintln!("{}", trust::ignored_note(&resolved.ignored, &cwd));
+        }
         Ok(Self {
             cwd,
             paths,
-            settings,
+            settings: resolved.settings,
+            ignored: resolved.ignored,
         })
     }
 
@@ -239,9 +260,10 @@ impl Context {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Tools { command }) => tools_command(command).await,
-        Some(Command::Mcp { command }) => mcp_command(command).await,
-        None => run(cli.run).await,
+        Some(Command::Trust { dir }) => trust_command(dir),
+        Some(Command::Tools { command }) => tools_command(command, cli.trust_project).await,
+        Some(Command::Mcp { command }) => mcp_command(command, cli.trust_project).await,
+        None => run(cli.run, cli.trust_project).await,
     };
     match result {
         Ok(code) => code,
@@ -252,96 +274,136 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn tools_command(command: ToolsCommand) -> anyhow::Result<ExitCode> {
-    let ctx = Context::load()?;
+/// `agent-cli trust [DIR]`: approves what the folder's own files widen.
+fn trust_command(dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let dir = match dir {
+        Some(dir) => cwd.join(dir),
+        None => cwd,
+    };
+    anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
+    let paths = Paths::new(&dir, &|name| std::env::var(name).ok());
+    let items = trust::trust(&paths, &dir)?;
+    println!("trusted {}", dir.display());
+    for item in &items {
+        println!("  {item}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn tools_command(command: ToolsCommand, trust_project: bool) -> anyhow::Result<ExitCode> {
+    let ctx = Context::load(trust_project)?;
     match command {
-        ToolsCommand::List { deferred, tools } => {
-            let runtime = ctx.runtime(&tools, None)?;
-            runtime.settle_mcp().await;
-            let mut out = std::io::stdout().lock();
-            if deferred {
-                for name in runtime.pool.deferred_names() {
-                    let description = runtime
-                        .registry
-                        .get(&name)
-                        .map(|e| first_line(&e.tool().spec().description))
-                        .unwrap_or_default();
-                    writeln!(out, "{name:<32} {description}")?;
-                }
-            } else {
-                for tool in runtime.pool.request_tools().tools {
-                    writeln!(
-                        out,
-                        "{:<32} {}",
-                        tool.spec().name,
-                        first_line(&tool.spec().description)
-                    )?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        ToolsCommand::List { deferred, tools } => tools_list(&ctx, &tools, deferred).await,
         ToolsCommand::Search {
             query,
             explain,
             limit,
             tools,
-        } => {
-            let runtime = ctx.runtime(&tools, None)?;
-            runtime.settle_mcp().await;
-            let mut index = tool_search::SearchIndex::default();
-            for tool in runtime.pool.visible_tools() {
-                index.add(tool_pool::document(tool.as_ref()));
-            }
-            let results = index.search(&query, limit)?;
-            let mut out = std::io::stdout().lock();
-            for hit in &results.hits {
-                writeln!(out, "{:>8.3}  {}", hit.score, hit.name)?;
-                if explain && let Some(explanation) = index.explain(&query, &hit.name)? {
-                    writeln!(out, "{explanation}")?;
-                }
-            }
-            for name in &results.missing {
-                writeln!(out, "not found: {name}")?;
-            }
-            if results.hits.is_empty() && results.missing.is_empty() {
-                writeln!(out, "no tool matched `{query}`")?;
-            }
-            Ok(ExitCode::SUCCESS)
+        } => tools_search(&ctx, &tools, &query, explain, limit).await,
+        ToolsCommand::Call { name, input, tools } => tools_call(&ctx, &tools, name, &input).await,
+    }
+}
+
+/// `tools list [--deferred]`: the tools a request carries, or the deferred ones.
+async fn tools_list(ctx: &Context, tools: &ToolArgs, deferred: bool) -> anyhow::Result<ExitCode> {
+    let runtime = ctx.runtime(tools, None)?;
+    runtime.settle_mcp().await;
+    let mut out = std::io::stdout().lock();
+    if deferred {
+        for name in runtime.pool.deferred_names() {
+            let description = runtime
+                .registry
+                .get(&name)
+                .map(|e| first_line(&e.tool().spec().description))
+                .unwrap_or_default();
+            writeln!(out, "{name:<32} {description}")?;
         }
-        ToolsCommand::Call { name, input, tools } => {
-            let input: Value = serde_json::from_str(&input)
-                .with_context(|| format!("--input is not JSON: {input}; pass an object such as '{{\"path\": \"README.md\"}}'"))?;
-            let prompter: Option<Arc<dyn Prompter>> = std::io::stdin().is_terminal().then(|| {
-                Arc::new(ui::TerminalPrompter::new(
-                    ui::input_lines(),
-                    ctx.paths.clone(),
-                )) as Arc<dyn Prompter>
-            });
-            let runtime = ctx.runtime(&tools, prompter)?;
-            runtime.settle_mcp().await;
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let printer = tokio::spawn(async move {
-                while let Some(event) = rx.recv().await {
-                    ui::print_event(&event);
-                }
-            });
-            let result = runtime
-                .executor
-                .execute(
-                    ToolCall::new("cli_call", name, input),
-                    CancellationToken::new(),
-                    Some(tx),
-                )
-                .await;
-            let _ = printer.await;
-            println!("{}", result.text());
-            Ok(if result.is_error {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            })
+    } else {
+        for tool in runtime.pool.request_tools().tools {
+            writeln!(
+                out,
+                "{:<32} {}",
+                tool.spec().name,
+                first_line(&tool.spec().description)
+            )?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tools search QUERY [--explain]`: every visible tool ranked by the search engine.
+async fn tools_search(
+    ctx: &Context,
+    tools: &ToolArgs,
+    query: &str,
+    explain: bool,
+    limit: usize,
+) -> anyhow::Result<ExitCode> {
+    let runtime = ctx.runtime(tools, None)?;
+    runtime.settle_mcp().await;
+    let mut index = tool_search::SearchIndex::default();
+    for tool in runtime.pool.visible_tools() {
+        index.add(tool_pool::document(tool.as_ref()));
+    }
+    let results = index.search(query, limit)?;
+    let mut out = std::io::stdout().lock();
+    for hit in &results.hits {
+        writeln!(out, "{:>8.3}  {}", hit.score, hit.name)?;
+        if explain && let Some(explanation) = index.explain(query, &hit.name)? {
+            writeln!(out, "{explanation}")?;
+        }
+    }
+    for name in &results.missing {
+        writeln!(out, "not found: {name}")?;
+    }
+    if results.hits.is_empty() && results.missing.is_empty() {
+        writeln!(out, "no tool matched `{query}`")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tools call NAME --input JSON`: one call through the whole lifecycle.
+async fn tools_call(
+    ctx: &Context,
+    tools: &ToolArgs,
+    name: String,
+    input: &str,
+) -> anyhow::Result<ExitCode> {
+    let input: Value = serde_json::from_str(input).with_context(|| {
+        format!(
+            "--input is not JSON: {input}; pass an object such as '{{\"path\": \"README.md\"}}'"
+        )
+    })?;
+    let prompter: Option<Arc<dyn Prompter>> = std::io::stdin().is_terminal().then(|| {
+        Arc::new(ui::TerminalPrompter::new(
+            ui::input_lines(),
+            ctx.paths.clone(),
+        )) as Arc<dyn Prompter>
+    });
+    let runtime = ctx.runtime(tools, prompter)?;
+    runtime.settle_mcp().await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            ui::print_event(&event);
+        }
+    });
+    let result = runtime
+        .executor
+        .execute(
+            ToolCall::new("cli_call", name, input),
+            CancellationToken::new(),
+            Some(tx),
+        )
+        .await;
+    let _ = printer.await;
+    println!("{}", result.text());
+    Ok(if result.is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The provider from flags, then settings, then the environment.
@@ -374,29 +436,10 @@ fn provider_config(
     ))
 }
 
-async fn mcp_command(command: McpCommand) -> anyhow::Result<ExitCode> {
-    let ctx = Context::load()?;
+async fn mcp_command(command: McpCommand, trust_project: bool) -> anyhow::Result<ExitCode> {
+    let ctx = Context::load(trust_project)?;
     match command {
-        McpCommand::List { timeout } => {
-            let runtime = ctx.runtime(&ToolArgs::default(), None)?;
-            if runtime.mcp.is_none() {
-                println!(
-                    "no MCP servers configured: add them to .mcp.json or to the settings' mcpServers"
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            let states = runtime
-                .settle_mcp_within(std::time::Duration::from_secs(timeout))
-                .await;
-            let mut out = std::io::stdout().lock();
-            for (server, state) in &states {
-                writeln!(out, "{server:<24} {}", ui::mcp_state_text(state))?;
-            }
-            if let Some(manager) = &runtime.mcp {
-                manager.shutdown();
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        McpCommand::List { timeout } => mcp_list(&ctx, timeout).await,
         McpCommand::Serve { tools } => {
             let runtime = ctx.runtime(&tools, None)?;
             runtime.settle_mcp().await;
@@ -404,6 +447,40 @@ async fn mcp_command(command: McpCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `mcp list`: each server's state and tool count, and the project's servers waiting for trust.
+async fn mcp_list(ctx: &Context, timeout: u64) -> anyhow::Result<ExitCode> {
+    let runtime = ctx.runtime(&ToolArgs::default(), None)?;
+    let waiting: Vec<(&str, &str)> = ctx
+        .ignored
+        .iter()
+        .filter_map(|item| match item {
+            trust::Widening::Server { name, launch } => Some((name.as_str(), launch.as_str())),
+            _ => None,
+        })
+        .collect();
+    if runtime.mcp.is_none() && waiting.is_empty() {
+        println!("no MCP servers configured: add them to .mcp.json or to the settings' mcpServers");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let states = runtime
+        .settle_mcp_within(std::time::Duration::from_secs(timeout))
+        .await;
+    let mut out = std::io::stdout().lock();
+    for (server, state) in &states {
+        writeln!(out, "{server:<24} {}", ui::mcp_state_text(state))?;
+    }
+    for (server, launch) in waiting {
+        writeln!(
+            out,
+            "{server:<24} waiting for trust ({launch}); run `agent-cli trust` to use it"
+        )?;
+    }
+    if let Some(manager) = &runtime.mcp {
+        manager.shutdown();
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn first_line(text: &str) -> String {
@@ -415,10 +492,13 @@ fn first_line(text: &str) -> String {
         .collect()
 }
 
-async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let ctx = Context::load()?;
+async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
     let interactive = args.print.is_none();
     let input = ui::input_lines();
+    if interactive && !trust_project {
+        ask_trust(&input).await?;
+    }
+    let ctx = Context::load(trust_project)?;
     let prompter: Option<Arc<dyn Prompter>> = interactive.then(|| {
         Arc::new(ui::TerminalPrompter::new(
             Arc::clone(&input),
@@ -483,6 +563,25 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(task) => print_mode(&mut agent, &task, args.output_format, &turn).await,
         None => interactive_mode(&mut agent, input, &turn).await,
     }
+}
+
+/// Interactive start in a folder whose files would widen something not yet approved: one prompt
+/// listing exactly what, answered trust or not now.
+async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
+    let pending = trust::pending(&paths, &cwd)?;
+    if pending.is_empty() {
+        return Ok(());
+    }
+    eprint!("{}", ui::trust_prompt_text(&cwd, &pending));
+    let _ = std::io::stderr().flush();
+    let answer = input.lock().await.next_line().await?;
+    if answer.is_some_and(|a| matches!(a.trim(), "t" | "trust" | "y" | "yes")) {
+        trust::trust(&paths, &cwd)?;
+        eprintln!("trusted {}", cwd.display());
+    }
+    Ok(())
 }
 
 impl RunArgs {

@@ -48,32 +48,13 @@ pub struct ToolRuntime {
     pub mcp: Option<McpManager>,
 }
 
-/// The MCP servers of the project's `.mcp.json` and of the settings' `mcpServers` (the settings
-/// win a name clash), with `${VAR}` expanded from the environment.
-pub fn mcp_config(cwd: &Path, settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
-    let mut servers = serde_json::Map::new();
-    let project = cwd.join(".mcp.json");
-    match std::fs::read_to_string(&project) {
-        Ok(text) => {
-            let value: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not valid JSON", project.display()))?;
-            if let Some(map) = value
-                .get("mcpServers")
-                .and_then(serde_json::Value::as_object)
-            {
-                servers.extend(map.clone());
-            }
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-        Err(err) => return Err(err).with_context(|| format!("reading {}", project.display())),
-    }
-    for (name, server) in &settings.mcp_servers {
-        servers.insert(name.clone(), server.clone());
-    }
-    if servers.is_empty() {
+/// The MCP servers of the settings (which hold the project's `.mcp.json` servers that apply, see
+/// [`crate::trust`]), with `${VAR}` expanded from the environment.
+pub fn mcp_config(settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
+    if settings.mcp_servers.is_empty() {
         return Ok(None);
     }
-    let text = serde_json::json!({ "mcpServers": servers }).to_string();
+    let text = serde_json::json!({ "mcpServers": settings.mcp_servers }).to_string();
     let config = McpConfig::parse(&text, |name| std::env::var(name).ok())
         .context("the MCP server configuration (.mcp.json and the settings' mcpServers)")?;
     Ok(Some(config))
@@ -90,47 +71,18 @@ impl ToolRuntime {
         options: &ToolOptions,
         prompter: Option<Arc<dyn Prompter>>,
     ) -> anyhow::Result<Self> {
-        let mut rules = settings.rules();
-        let flag_rules = PermissionRules::parse(
-            &options.allow.iter().map(String::as_str).collect::<Vec<_>>(),
-            &[],
-            &options.deny.iter().map(String::as_str).collect::<Vec<_>>(),
-        )?;
-        rules.extend(&flag_rules);
+        let rules = rules(settings, options)?;
         let mode = options
             .mode
             .or(settings.permissions.mode)
             .unwrap_or_default();
-        let defer_text = options
-            .defer_tools
-            .clone()
-            .or_else(|| settings.defer_tools_text());
-        let deferral: DeferralMode = match defer_text {
-            Some(text) => text.parse()?,
-            None => DeferralMode::default(),
-        };
-        let activation: Activation = match options
-            .activation
-            .clone()
-            .or_else(|| settings.activation.clone())
-        {
-            Some(text) => text.parse()?,
-            None => Activation::default(),
-        };
-
         let registry = Arc::new(ToolRegistry::new());
         let mut builtins = Builtins::new().cwd(cwd);
         for root in &options.extra_roots {
             builtins = builtins.allowed_root(root);
         }
         builtins.register_all(&registry)?;
-        let config = PoolConfig {
-            mode: deferral,
-            activation,
-            context_window: settings.context_window.unwrap_or(200_000),
-            ..PoolConfig::default()
-        };
-        let pool = ToolPool::new(Arc::clone(&registry), config)?;
+        let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
         pool.set_rules(rules.clone());
 
         let session = Arc::new(Session::new(session_id, session_dir, cwd).with_mode(mode));
@@ -140,7 +92,8 @@ impl ToolRuntime {
         }
         let permissions = Arc::new(permissions);
         let mut builder = Executor::builder(Arc::clone(&registry), Arc::clone(&session))
-            .permissions(Arc::clone(&permissions));
+            .permissions(Arc::clone(&permissions))
+            .suggester(pool.suggester());
         for hook in &settings.hooks.pre_tool_use {
             builder = builder.pre_hook(Arc::new(command_hook(hook)?));
         }
@@ -148,27 +101,7 @@ impl ToolRuntime {
             builder = builder.post_hook(Arc::new(command_hook(hook)?));
         }
         let executor = builder.build();
-        pool.attach_executor(executor.clone());
-        let mcp = match mcp_config(cwd, settings)? {
-            Some(config) => {
-                let manager =
-                    McpManager::start(config, Arc::clone(&registry), McpOptions::default());
-                // Servers connect in the background; as their tools come and go the pool's
-                // index and deferred-tools deltas follow, and the stable part of the request
-                // stays as it was.
-                let mut changes = manager.subscribe();
-                let follower = pool.clone();
-                tokio::spawn(async move {
-                    while let Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) =
-                        changes.recv().await
-                    {
-                        follower.sync();
-                    }
-                });
-                Some(manager)
-            }
-            None => None,
-        };
+        let mcp = mcp_config(settings)?.map(|config| start_mcp(config, &registry, &pool));
         Ok(Self {
             registry,
             pool,
@@ -232,4 +165,58 @@ fn command_hook(setting: &crate::settings::HookSetting) -> anyhow::Result<Comman
         hook = hook.with_timeout(Duration::from_secs(seconds));
     }
     Ok(hook)
+}
+
+/// The settings' rules with the command line's `--allow` and `--deny` added.
+fn rules(settings: &Settings, options: &ToolOptions) -> anyhow::Result<PermissionRules> {
+    let mut rules = settings.rules();
+    let flag_rules = PermissionRules::parse(
+        &options.allow.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[],
+        &options.deny.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
+    rules.extend(&flag_rules);
+    Ok(rules)
+}
+
+/// Deferral and activation from the flags, else the settings, else the defaults.
+fn pool_config(settings: &Settings, options: &ToolOptions) -> anyhow::Result<PoolConfig> {
+    let deferral: DeferralMode = match options
+        .defer_tools
+        .clone()
+        .or_else(|| settings.defer_tools_text())
+    {
+        Some(text) => text.parse()?,
+        None => DeferralMode::default(),
+    };
+    let activation: Activation = match options
+        .activation
+        .clone()
+        .or_else(|| settings.activation.clone())
+    {
+        Some(text) => text.parse()?,
+        None => Activation::default(),
+    };
+    Ok(PoolConfig {
+        mode: deferral,
+        activation,
+        context_window: settings.context_window.unwrap_or(200_000),
+        ..PoolConfig::default()
+    })
+}
+
+/// Starts the MCP servers in the background. As their tools come and go the pool's index and
+/// deferred-tools deltas follow, and the stable part of the request stays as it was.
+fn start_mcp(config: McpConfig, registry: &Arc<ToolRegistry>, pool: &ToolPool) -> McpManager {
+    let manager = McpManager::start(config, Arc::clone(registry), McpOptions::default());
+    let mut changes = manager.subscribe();
+    let follower = pool.clone();
+    tokio::spawn(async move {
+        while let Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) =
+            changes.recv().await
+        {
+            follower.sync();
+        }
+    });
+    manager
 }

@@ -191,14 +191,6 @@ impl Paths {
         self.user_dir.join("sessions")
     }
 
-    /// Loads and merges the user and project settings.
-    pub fn load_settings(&self) -> anyhow::Result<Settings> {
-        Ok(
-            Settings::load(&self.user_settings())?
-                .merged(Settings::load(&self.project_settings())?),
-        )
-    }
-
     /// Adds an allow rule to the project settings file, keeping everything else in it.
     pub fn persist_project_rule(&self, rule: &PermissionRule) -> anyhow::Result<()> {
         let path = self.project_settings();

@@ -75,20 +75,34 @@ impl Transcript {
     }
 
     /// Opens an existing session for appending, returning its messages (see [`load`]).
+    ///
+    /// A last line that a kill cut off is removed from the file first (with a note on stderr), so
+    /// that the next entry starts on a line of its own; and the error results that [`load`] gives
+    /// calls left without results are written to the file, so that every later load sees the
+    /// same conversation.
     pub fn resume(path: &Path) -> anyhow::Result<(Self, Vec<Message>)> {
-        let (id, messages) = load(path)?;
+        if let Some(cut) = cut_torn_tail(path)? {
+            eprintln!(
+                "note: {} ended in a partial entry ({cut} bytes) left by an interrupted write; it was removed",
+                path.display()
+            );
+        }
+        let (id, mut messages) = read_entries(path)?;
+        let closing = close_dangling_tool_calls(&messages);
         let file = OpenOptions::new()
             .append(true)
             .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
-        Ok((
-            Self {
-                id,
-                path: path.to_path_buf(),
-                file,
-            },
-            messages,
-        ))
+        let mut transcript = Self {
+            id,
+            path: path.to_path_buf(),
+            file,
+        };
+        if let Some(closing) = closing {
+            transcript.message(&closing)?;
+            messages.push(closing);
+        }
+        Ok((transcript, messages))
     }
 
     /// The session's id.
@@ -123,6 +137,14 @@ impl Transcript {
 /// left without results (the process died while they ran) get error results saying so, so the
 /// conversation can go on.
 pub fn load(path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
+    let (id, mut messages) = read_entries(path)?;
+    messages.extend(close_dangling_tool_calls(&messages));
+    Ok((id, messages))
+}
+
+/// The id and messages as written. Only the last line may be partial: it was being written when
+/// the process died.
+fn read_entries(path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
     let file = File::open(path).with_context(|| format!("opening session {}", path.display()))?;
     let mut id = None;
     let mut messages: Vec<Message> = Vec::new();
@@ -132,10 +154,9 @@ pub fn load(path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Entry>(&line) {
+        match parse_line(&line) {
             Ok(Entry::Meta { id: meta_id, .. }) => id = Some(meta_id),
             Ok(Entry::Message { message }) => messages.push(message),
-            // Only the last line may be partial: it was being written when the process died.
             Err(_) if number + 1 == count => {}
             Err(err) => anyhow::bail!(
                 "{} line {} is not a session entry: {err}",
@@ -145,16 +166,48 @@ pub fn load(path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
         }
     }
     let id = id.with_context(|| format!("{} has no session header line", path.display()))?;
-    close_dangling_tool_calls(&mut messages);
     Ok((id, messages))
 }
 
-fn close_dangling_tool_calls(messages: &mut Vec<Message>) {
-    let Some(last) = messages.last() else {
-        return;
-    };
+/// One entry. A line that does not parse may be a partial entry with a whole one glued after it
+/// (written by a version that appended after a torn line without cutting it off): the whole
+/// entry is recovered from where its own text starts.
+fn parse_line(line: &str) -> serde_json::Result<Entry> {
+    serde_json::from_str::<Entry>(line).or_else(|err| {
+        line.rmatch_indices(r#"{"type":"#)
+            .filter(|(at, _)| *at > 0)
+            .find_map(|(at, _)| serde_json::from_str::<Entry>(&line[at..]).ok())
+            .ok_or(err)
+    })
+}
+
+/// Cuts off the bytes after the last newline (a line that a kill left unfinished) and returns
+/// how many there were.
+fn cut_torn_tail(path: &Path) -> anyhow::Result<Option<u64>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let keep = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    if keep == bytes.len() {
+        return Ok(None);
+    }
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    file.set_len(keep as u64)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cutting the partial last line off {}", path.display()))?;
+    Ok(Some((bytes.len() - keep) as u64))
+}
+
+/// Error results for the calls of a last assistant message that has none (the process died
+/// while they ran).
+fn close_dangling_tool_calls(messages: &[Message]) -> Option<Message> {
+    let last = messages.last()?;
     if last.role != Role::Assistant {
-        return;
+        return None;
     }
     let results: Vec<Block> = last
         .tool_uses()
@@ -165,12 +218,10 @@ fn close_dangling_tool_calls(messages: &mut Vec<Message>) {
             ))
         })
         .collect();
-    if !results.is_empty() {
-        messages.push(Message {
-            role: Role::User,
-            content: results,
-        });
-    }
+    (!results.is_empty()).then_some(Message {
+        role: Role::User,
+        content: results,
+    })
 }
 
 /// The newest session under `dir` started in `cwd`, for `--continue`.
@@ -269,5 +320,82 @@ mod tests {
         assert_eq!(latest(dir.path(), Path::new("/other")).unwrap(), None);
         assert_eq!(by_id(dir.path(), t.id()).unwrap(), t.path());
         assert!(by_id(dir.path(), "../etc/passwd").is_err());
+    }
+
+    #[test]
+    fn resuming_cuts_a_torn_tail_and_keeps_every_entry_over_repeated_kills() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::create(dir.path(), Path::new("/proj")).unwrap();
+        t.message(&Message::user_text("one")).unwrap();
+        let path = t.path().to_path_buf();
+        drop(t);
+        for round in 0..3 {
+            // A kill in the middle of a write, then a resume that appends the next message.
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap()
+                .write_all(br#"{"type":"message","message":{"role":"as"#)
+                .unwrap();
+            let (mut t, messages) = Transcript::resume(&path).unwrap();
+            assert_eq!(messages.len(), round + 1);
+            t.message(&Message::user_text(format!("after kill {round}")))
+                .unwrap();
+        }
+        let (_, messages) = load(&path).unwrap();
+        let texts: Vec<String> = messages.iter().map(Message::text).collect();
+        assert_eq!(
+            texts,
+            ["one", "after kill 0", "after kill 1", "after kill 2"]
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with('\n'));
+        assert!(!text.contains(r#""role":"as{"#));
+    }
+
+    #[test]
+    fn an_entry_glued_to_a_torn_line_is_recovered() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Transcript::create(dir.path(), Path::new("/proj")).unwrap();
+        let glued = format!(
+            "{}{}\n",
+            r#"{"type":"message","message":{"role":"us"#,
+            serde_json::to_string(&Entry::Message {
+                message: Message::user_text("kept")
+            })
+            .unwrap()
+        );
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.path())
+            .unwrap()
+            .write_all(glued.as_bytes())
+            .unwrap();
+        let (mut t, messages) = Transcript::resume(t.path()).unwrap();
+        assert_eq!(messages, [Message::user_text("kept")]);
+        t.message(&Message::user_text("next")).unwrap();
+        assert_eq!(load(t.path()).unwrap().1.len(), 2);
+    }
+
+    #[test]
+    fn calls_left_without_results_are_closed_once_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::create(dir.path(), Path::new("/proj")).unwrap();
+        t.message(&Message {
+            role: Role::Assistant,
+            content: vec![Block::ToolUse {
+                id: "toolu_9".into(),
+                name: "shell".into(),
+                input: json!({"command": "make"}),
+            }],
+        })
+        .unwrap();
+        let (mut t, messages) = Transcript::resume(t.path()).unwrap();
+        assert_eq!(messages.len(), 2);
+        t.message(&Message::user_text("go on")).unwrap();
+        let (_, again) = load(t.path()).unwrap();
+        assert_eq!(again.len(), 3);
+        assert_eq!(again[1].role, Role::User);
+        assert!(matches!(&again[1].content[0], Block::ToolResult(r) if r.tool_use_id == "toolu_9"));
     }
 }

@@ -31,6 +31,19 @@ impl TerminalPrompter {
     }
 }
 
+/// The trust prompt: what the folder's own files would enable, each on a line.
+pub fn trust_prompt_text(folder: &std::path::Path, items: &[crate::trust::Widening]) -> String {
+    let mut text = format!(
+        "\n╭─ {} is not trusted. Its own settings would enable:\n",
+        folder.display()
+    );
+    for item in items {
+        text.push_str(&format!("│  • {item}\n"));
+    }
+    text.push_str("│  [t] trust this folder   [n] not now (run without them)\n╰─ > ");
+    text
+}
+
 /// The text of a permission prompt.
 pub fn prompt_text(request: &PermissionRequest) -> String {
     let what = request

@@ -15,3 +15,5 @@ mod mcp;
 mod print_mode;
 #[path = "all/provider.rs"]
 mod provider;
+#[path = "all/trust.rs"]
+mod trust;
