@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
+use tool_builtins::SandboxMode;
 use tool_core::{CancellationToken, PermissionMode, Prompter, ToolCall};
 
 use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
@@ -117,6 +118,10 @@ struct ToolArgs {
     /// A deny rule such as `shell(rm:*)` or `mcp__slack` (repeatable).
     #[arg(long = "deny", value_name = "RULE")]
     deny: Vec<String>,
+    /// Where shell commands may write: read-only, workspace-write (the default: the working
+    /// directory, added directories and temporary directories) or off. Enforced with Landlock.
+    #[arg(long, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -132,6 +137,8 @@ enum OutputFormat {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Report what this machine and folder support: the shell sandbox, trust, settings.
+    Doctor,
     /// Trust a folder (the current one by default): what its own settings and .mcp.json enable
     /// (permission mode, allow rules, hooks, MCP servers that run commands) applies from now on.
     Trust {
@@ -209,6 +216,7 @@ fn tool_options(args: &ToolArgs) -> ToolOptions {
         extra_roots: args.add_dir.clone(),
         allow: args.allow.clone(),
         deny: args.deny.clone(),
+        sandbox: args.sandbox,
     }
 }
 
@@ -261,6 +269,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Trust { dir }) => trust_command(dir),
+        Some(Command::Doctor) => doctor_command(),
         Some(Command::Tools { command }) => tools_command(command, cli.trust_project).await,
         Some(Command::Mcp { command }) => mcp_command(command, cli.trust_project).await,
         None => run(cli.run, cli.trust_project).await,
@@ -272,6 +281,27 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `agent-cli doctor`: what the machine supports and what applies in this folder.
+fn doctor_command() -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
+    println!("{}", tool_builtins::sandbox_support());
+    println!("user directory: {}", paths.user_dir.display());
+    let pending = trust::pending(&paths, &cwd)?;
+    if pending.is_empty() {
+        println!("this folder: nothing of its own settings waits for trust");
+    } else {
+        println!("this folder: not trusted; `agent-cli trust` would enable:");
+        for item in pending {
+            println!("  {item}");
+        }
+    }
+    let resolved = trust::resolve(&paths, &cwd, false)?;
+    let sandbox = resolved.settings.sandbox.unwrap_or_default();
+    println!("shell sandbox mode: {sandbox}");
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `agent-cli trust [DIR]`: approves what the folder's own files widen.
@@ -516,6 +546,10 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
         (Transcript::create(&sessions, &ctx.cwd)?, Vec::new())
     };
     let session_dir = sessions.join(transcript.id());
+    let sandbox = args.tools.sandbox.or(ctx.settings.sandbox).unwrap_or_default();
+    if let Some(warning) = tool_builtins::sandbox_warning(sandbox) {
+        eprintln!("warning: {warning}");
+    }
     let runtime = ToolRuntime::build(
         &ctx.cwd,
         transcript.id(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tool_builtins::Builtins;
+use tool_builtins::{Builtins, SandboxMode};
 use tool_core::{
     CommandHook, Executor, PermissionMode, PermissionRules, Permissions, Prompter, Session,
     ToolRegistry,
@@ -30,6 +30,8 @@ pub struct ToolOptions {
     pub allow: Vec<String>,
     /// `--deny` rules.
     pub deny: Vec<String>,
+    /// `--sandbox`.
+    pub sandbox: Option<SandboxMode>,
 }
 
 /// The tools of one session, wired together.
@@ -77,7 +79,8 @@ impl ToolRuntime {
             .or(settings.permissions.mode)
             .unwrap_or_default();
         let registry = Arc::new(ToolRegistry::new());
-        let mut builtins = Builtins::new().cwd(cwd);
+        let sandbox = options.sandbox.or(settings.sandbox).unwrap_or_default();
+        let mut builtins = Builtins::new().cwd(cwd).sandbox(sandbox);
         for root in &options.extra_roots {
             builtins = builtins.allowed_root(root);
         }

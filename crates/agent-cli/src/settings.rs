@@ -8,7 +8,8 @@
 //!   "provider": "anthropic", "model": "claude-sonnet-4-5", "baseUrl": "https://api.anthropic.com",
 //!   "contextWindow": 200000,
 //!   "hooks": {"preToolUse": [{"matcher": "shell", "command": "./check.sh"}], "postToolUse": []},
-//!   "mcpServers": {"memory": {"command": "npx", "args": ["@modelcontextprotocol/server-memory"]}}
+//!   "mcpServers": {"memory": {"command": "npx", "args": ["@modelcontextprotocol/server-memory"]}},
+//!   "sandbox": "workspace-write"
 //! }
 //! ```
 
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tool_builtins::SandboxMode;
 use tool_core::{PermissionMode, PermissionRule, PermissionRules};
 
 /// The permission part of the settings.
@@ -95,6 +97,9 @@ pub struct Settings {
     /// MCP servers, in the `.mcp.json` format.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, Value>,
+    /// Where the shell's commands may write: `read-only`, `workspace-write` (the default) or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxMode>,
 }
 
 impl Settings {
@@ -131,6 +136,7 @@ impl Settings {
         self.hooks.pre_tool_use.extend(other.hooks.pre_tool_use);
         self.hooks.post_tool_use.extend(other.hooks.post_tool_use);
         self.mcp_servers.extend(other.mcp_servers);
+        self.sandbox = other.sandbox.or(self.sandbox);
         self
     }
 

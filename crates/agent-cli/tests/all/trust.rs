@@ -163,3 +163,48 @@ async fn interactive_start_asks_once_and_remembers_trust() {
     assert!(!third.contains("is not trusted"), "{third}");
     assert_eq!(project.read("p.txt"), "pwned\n");
 }
+
+/// The shell's sandbox through the binary: under `read-only` a write in the project fails with an
+/// error the model reads; under the default `workspace-write` it succeeds, while a write outside
+/// the roots fails.
+#[tokio::test]
+async fn the_shell_sandbox_confines_writes() {
+    if !tool_builtins::sandbox_support().enforceable() {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("escaped.txt");
+    for (mode, command, inside_written) in [
+        ("read-only", "echo x > inside.txt".to_owned(), false),
+        ("workspace-write", "echo x > inside.txt".to_owned(), true),
+        (
+            "workspace-write",
+            format!("echo x > {}", outside_file.display()),
+            false,
+        ),
+    ] {
+        let project = Project::new();
+        let server = ScriptedServer::start(vec![
+            Turn::tool_use("call_shell", "shell", json!({"command": command})),
+            Turn::text("Done."),
+        ])
+        .await;
+        let output = run(project
+            .agent(&server, ProviderKind::Anthropic)
+            .args(["--permission-mode", "bypass", "--sandbox", mode, "-p", "go"]))
+        .await;
+        assert_success(&output);
+        let results = tool_results(&server.bodies()[1]);
+        assert_eq!(
+            project.path().join("inside.txt").exists(),
+            inside_written,
+            "{mode} {command}: {results:?}"
+        );
+        assert!(!outside_file.exists(), "{mode} {command}: wrote outside the roots");
+        if !inside_written {
+            assert!(results[0].0, "{results:?}");
+            assert!(results[0].1.contains("sandbox"), "{results:?}");
+        }
+    }
+}
