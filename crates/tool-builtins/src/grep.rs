@@ -112,7 +112,7 @@ impl TypedTool for Grep {
     }
 
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let roots = self.workspace.roots(ctx);
+        let roots = self.workspace.read_roots(ctx);
         let root = search_root(&roots, input.path.as_deref())?;
         let search = FileSearch::new(&input)?;
         let context = search.context;

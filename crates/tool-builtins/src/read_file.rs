@@ -86,8 +86,7 @@ impl TypedTool for ReadFile {
     }
 
     async fn check_permissions(&self, input: &ReadFileInput, ctx: &ToolContext) -> PermissionCheck {
-        self.workspace
-            .check_path(ctx, &input.path, PermissionCheck::Allow)
+        self.workspace.check_read(ctx, &input.path)
     }
 
     fn prompt(&self) -> Option<String> {
@@ -103,7 +102,8 @@ impl TypedTool for ReadFile {
     }
 
     async fn call(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let target = FileTarget::resolve(&self.workspace, &self.files, ctx, &input.path)?;
+        let target =
+            FileTarget::resolve_for_reading(&self.workspace, &self.files, ctx, &input.path)?;
         blocking(move || read(&target, &input)).await
     }
 }

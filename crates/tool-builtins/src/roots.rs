@@ -30,6 +30,12 @@ impl AllowedRoots {
         Self { cwd, roots }
     }
 
+    /// These roots and one more.
+    pub(crate) fn with_root(mut self, root: &Path) -> Self {
+        self.roots.push(canonical_or_lexical(root));
+        self
+    }
+
     /// The resolved working directory.
     pub(crate) fn cwd(&self) -> &Path {
         &self.cwd

@@ -29,6 +29,18 @@ impl Workspace {
         AllowedRoots::new(&cwd, &self.extra_roots)
     }
 
+    /// The roots a call in this context may read: the allowed roots, and the session's saved
+    /// tool results (oversized outputs whose previews point the model at them), read-only.
+    pub(crate) fn read_roots(&self, ctx: &ToolContext) -> AllowedRoots {
+        self.roots(ctx)
+            .with_root(&ctx.session().dir().join(tool_core::RESULTS_DIR))
+    }
+
+    /// Allows a read of `path` when it lies inside the roots a call may read.
+    pub(crate) fn check_read(&self, ctx: &ToolContext, path: &str) -> PermissionCheck {
+        allow_unless_refused(self.read_roots(ctx).resolve(path), PermissionCheck::Allow)
+    }
+
     /// `allowed` when `path` lies inside the allowed roots; a denial that says why otherwise.
     pub(crate) fn check_path(
         &self,
@@ -42,7 +54,7 @@ impl Workspace {
     /// Allows a search of `path` (the working directory when `None`) when it lies inside the
     /// allowed roots and exists.
     pub(crate) fn check_search(&self, ctx: &ToolContext, path: Option<&str>) -> PermissionCheck {
-        allow_unless_refused(search_root(&self.roots(ctx), path), PermissionCheck::Allow)
+        allow_unless_refused(search_root(&self.read_roots(ctx), path), PermissionCheck::Allow)
     }
 }
 
@@ -78,7 +90,25 @@ impl FileTarget {
         ctx: &ToolContext,
         path: &str,
     ) -> Result<Self, ToolError> {
-        let roots = workspace.roots(ctx);
+        Self::resolve_in(workspace.roots(ctx), files, ctx, path)
+    }
+
+    /// Resolves `path` within the roots a call in `ctx` may read.
+    pub(crate) fn resolve_for_reading(
+        workspace: &Workspace,
+        files: &Arc<FileState>,
+        ctx: &ToolContext,
+        path: &str,
+    ) -> Result<Self, ToolError> {
+        Self::resolve_in(workspace.read_roots(ctx), files, ctx, path)
+    }
+
+    fn resolve_in(
+        roots: AllowedRoots,
+        files: &Arc<FileState>,
+        ctx: &ToolContext,
+        path: &str,
+    ) -> Result<Self, ToolError> {
         let path = roots.resolve(path)?;
         Ok(Self {
             shown: roots.display(&path),

@@ -80,6 +80,10 @@ impl ResultBudget {
     }
 }
 
+/// The folder under a session's directory where oversized results are saved; the file tools may
+/// read it (read-only), since a preview points the model at its files.
+pub const RESULTS_DIR: &str = "tool-results";
+
 /// Where an oversized result of `tool_use_id` is saved.
 pub fn result_path(session_dir: &Path, tool_use_id: &str) -> PathBuf {
     let safe: String = tool_use_id
@@ -92,7 +96,7 @@ pub fn result_path(session_dir: &Path, tool_use_id: &str) -> PathBuf {
             }
         })
         .collect();
-    session_dir.join("tool-results").join(format!("{safe}.txt"))
+    session_dir.join(RESULTS_DIR).join(format!("{safe}.txt"))
 }
 
 /// Splits `text` into its first `head` characters, the number of characters between, and its last

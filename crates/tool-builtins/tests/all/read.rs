@@ -175,3 +175,39 @@ async fn results_over_50000_chars_keep_head_and_tail() {
     assert!(out.starts_with("     1\t0001"));
     assert!(out.contains("  1500\t1500"));
 }
+
+/// An oversized result saved under the session's directory is readable by the file tools (its
+/// preview tells the model to read it), but nothing may be written there.
+#[tokio::test]
+async fn saved_tool_results_are_readable_not_writable() {
+    let env = Env::new();
+    let saved = tool_core::result_path(env.session.dir(), "toolu_big");
+    std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
+    std::fs::write(&saved, "first\nmiddle\nlast\n").unwrap();
+    let path = saved.to_string_lossy().into_owned();
+    assert_eq!(
+        env.check("read_file", json!({"path": path})).await,
+        PermissionCheck::Allow
+    );
+    let text = env
+        .ok("read_file", json!({"path": path, "offset": 2, "limit": 1}))
+        .await;
+    assert!(text.contains("middle") && !text.contains("first"), "{text}");
+    let found = env
+        .ok("grep", json!({"pattern": "middle", "path": path}))
+        .await;
+    assert!(found.contains("middle"), "{found}");
+    assert!(matches!(
+        env.check("write_file", json!({"path": path, "content": "x"}))
+            .await,
+        PermissionCheck::Deny { .. }
+    ));
+    assert!(matches!(
+        env.check(
+            "edit_file",
+            json!({"path": path, "old_string": "middle", "new_string": "x"})
+        )
+        .await,
+        PermissionCheck::Deny { .. }
+    ));
+}
