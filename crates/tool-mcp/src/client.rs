@@ -106,7 +106,7 @@ impl ClientHandler for LinkHandler {
 }
 
 /// One tool of an MCP server, registered in a tool-core registry as `mcp__{server}__{tool}`.
-pub struct McpTool {
+pub(crate) struct McpTool {
     spec: ToolSpec,
     remote_name: String,
     read_only: bool,
@@ -164,16 +164,6 @@ impl McpTool {
             destructive,
             link,
         }
-    }
-
-    /// The tool's name on its server.
-    pub fn remote_name(&self) -> &str {
-        &self.remote_name
-    }
-
-    /// The configured name of the tool's server.
-    pub fn server(&self) -> &str {
-        &self.link.server
     }
 }
 
@@ -293,45 +283,12 @@ impl McpTool {
 /// embedded resources and resource links as text, audio described in words,
 /// `structuredContent` kept (and shown as text when there is no other content), `isError` kept.
 pub(crate) fn map_result(result: &Value) -> ToolOutput {
-    let mut content = Vec::new();
-    for block in result["content"].as_array().into_iter().flatten() {
-        let kind = block["type"].as_str().unwrap_or_default();
-        match kind {
-            "text" => content.push(Content::text(block["text"].as_str().unwrap_or_default())),
-            "image" => content.push(Content::Image {
-                media_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
-                data: block["data"].as_str().unwrap_or_default().to_owned(),
-            }),
-            "resource" => {
-                let resource = &block["resource"];
-                let uri = resource["uri"].as_str().unwrap_or_default();
-                let text = match (resource["text"].as_str(), resource["blob"].as_str()) {
-                    (Some(text), _) => format!("[resource {uri}]\n{text}"),
-                    (None, Some(blob)) => {
-                        let bytes = base64::engine::general_purpose::STANDARD
-                            .decode(blob)
-                            .map_or(0, |b| b.len());
-                        let mime = resource["mimeType"].as_str().unwrap_or("binary");
-                        format!("[resource {uri}: {bytes} bytes of {mime}]")
-                    }
-                    (None, None) => format!("[resource {uri}]"),
-                };
-                content.push(Content::text(text));
-            }
-            "resource_link" => {
-                let uri = block["uri"].as_str().unwrap_or_default();
-                let name = block["name"].as_str().unwrap_or(uri);
-                content.push(Content::text(format!("[resource link {name}: {uri}]")));
-            }
-            "audio" => {
-                let mime = block["mimeType"].as_str().unwrap_or("audio");
-                content.push(Content::text(format!(
-                    "[audio ({mime}) that cannot be shown as text]"
-                )));
-            }
-            other => content.push(Content::text(format!("[unsupported content type {other}]"))),
-        }
-    }
+    let mut content: Vec<Content> = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(map_block)
+        .collect();
     let structured = result
         .get("structuredContent")
         .filter(|v| !v.is_null())
@@ -345,6 +302,44 @@ pub(crate) fn map_result(result: &Value) -> ToolOutput {
         content,
         structured,
         is_error: result["isError"].as_bool() == Some(true),
+    }
+}
+
+/// One content block of a result: text and images as they are, anything else as text.
+fn map_block(block: &Value) -> Content {
+    match block["type"].as_str().unwrap_or_default() {
+        "text" => Content::text(block["text"].as_str().unwrap_or_default()),
+        "image" => Content::Image {
+            media_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
+            data: block["data"].as_str().unwrap_or_default().to_owned(),
+        },
+        "resource" => Content::text(resource_text(&block["resource"])),
+        "resource_link" => {
+            let uri = block["uri"].as_str().unwrap_or_default();
+            let name = block["name"].as_str().unwrap_or(uri);
+            Content::text(format!("[resource link {name}: {uri}]"))
+        }
+        "audio" => {
+            let mime = block["mimeType"].as_str().unwrap_or("audio");
+            Content::text(format!("[audio ({mime}) that cannot be shown as text]"))
+        }
+        other => Content::text(format!("[unsupported content type {other}]")),
+    }
+}
+
+/// An embedded resource as text: its text when it has some, else its size and type.
+fn resource_text(resource: &Value) -> String {
+    let uri = resource["uri"].as_str().unwrap_or_default();
+    match (resource["text"].as_str(), resource["blob"].as_str()) {
+        (Some(text), _) => format!("[resource {uri}]\n{text}"),
+        (None, Some(blob)) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .map_or(0, |b| b.len());
+            let mime = resource["mimeType"].as_str().unwrap_or("binary");
+            format!("[resource {uri}: {bytes} bytes of {mime}]")
+        }
+        (None, None) => format!("[resource {uri}]"),
     }
 }
 

@@ -84,64 +84,75 @@ impl McpConfig {
             location: None,
             reason: err.to_string(),
         })?;
-        let mut servers = BTreeMap::new();
-        for (name, server) in raw.mcp_servers {
-            let invalid = |reason: String| McpError::InvalidConfig {
-                location: None,
-                reason: format!("server {name}: {reason}"),
-            };
-            let expand = |value: &str| expand_vars(value, &lookup, &name);
-            let expand_map = |map: &BTreeMap<String, String>| {
-                map.iter()
-                    .map(|(k, v)| Ok((k.clone(), expand(v)?)))
-                    .collect::<Result<BTreeMap<_, _>, McpError>>()
-            };
-            let kind = server.kind.as_deref().unwrap_or(if server.url.is_some() {
-                "http"
-            } else {
-                "stdio"
-            });
-            let config = match kind {
-                "stdio" => {
-                    let command = server
-                        .command
-                        .as_deref()
-                        .ok_or_else(|| invalid("a stdio server needs a \"command\"".to_owned()))?;
-                    if server.url.is_some() {
-                        return Err(invalid("a stdio server takes no \"url\"".to_owned()));
-                    }
-                    ServerConfig::Stdio {
-                        command: expand(command)?,
-                        args: server
-                            .args
-                            .iter()
-                            .map(|a| expand(a))
-                            .collect::<Result<_, _>>()?,
-                        env: expand_map(&server.env)?,
-                    }
-                }
-                "http" | "streamable-http" | "streamable_http" => {
-                    let url = server
-                        .url
-                        .as_deref()
-                        .ok_or_else(|| invalid("an http server needs a \"url\"".to_owned()))?;
-                    if server.command.is_some() {
-                        return Err(invalid("an http server takes no \"command\"".to_owned()));
-                    }
-                    ServerConfig::Http {
-                        url: expand(url)?,
-                        headers: expand_map(&server.headers)?,
-                    }
-                }
-                other => {
-                    return Err(invalid(format!(
-                        "unsupported type \"{other}\" (use \"stdio\" or \"http\")"
-                    )));
-                }
-            };
-            servers.insert(name, config);
-        }
+        let servers = raw
+            .mcp_servers
+            .into_iter()
+            .map(|(name, server)| {
+                let config = server.into_config(&name, &lookup)?;
+                Ok((name, config))
+            })
+            .collect::<Result<_, McpError>>()?;
         Ok(Self { servers })
+    }
+}
+
+impl RawServer {
+    /// The server's entry as a [`ServerConfig`], its `${VAR}` references expanded.
+    fn into_config(
+        self,
+        name: &str,
+        lookup: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ServerConfig, McpError> {
+        let invalid = |reason: &str| McpError::InvalidConfig {
+            location: None,
+            reason: format!("server {name}: {reason}"),
+        };
+        let expand = |value: &str| expand_vars(value, lookup, name);
+        let expand_map = |map: &BTreeMap<String, String>| {
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), expand(v)?)))
+                .collect::<Result<BTreeMap<_, _>, McpError>>()
+        };
+        let kind =
+            self.kind
+                .as_deref()
+                .unwrap_or(if self.url.is_some() { "http" } else { "stdio" });
+        match kind {
+            "stdio" => {
+                let command = self
+                    .command
+                    .as_deref()
+                    .ok_or_else(|| invalid("a stdio server needs a \"command\""))?;
+                if self.url.is_some() {
+                    return Err(invalid("a stdio server takes no \"url\""));
+                }
+                Ok(ServerConfig::Stdio {
+                    command: expand(command)?,
+                    args: self
+                        .args
+                        .iter()
+                        .map(|a| expand(a))
+                        .collect::<Result<_, _>>()?,
+                    env: expand_map(&self.env)?,
+                })
+            }
+            "http" | "streamable-http" | "streamable_http" => {
+                let url = self
+                    .url
+                    .as_deref()
+                    .ok_or_else(|| invalid("an http server needs a \"url\""))?;
+                if self.command.is_some() {
+                    return Err(invalid("an http server takes no \"command\""));
+                }
+                Ok(ServerConfig::Http {
+                    url: expand(url)?,
+                    headers: expand_map(&self.headers)?,
+                })
+            }
+            other => Err(invalid(&format!(
+                "unsupported type \"{other}\" (use \"stdio\" or \"http\")"
+            ))),
+        }
     }
 }
 

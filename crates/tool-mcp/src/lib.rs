@@ -4,11 +4,11 @@
 //! - [`McpConfig`] reads the familiar `.mcp.json` (`{"mcpServers": {...}}`, stdio and
 //!   streamable HTTP servers, `${VAR}` and `${VAR:-default}` expansion).
 //! - [`McpManager`] connects to every server at once, each under its own connect timeout, and
-//!   keeps their tools in a [`tool_core::ToolRegistry`] as `mcp__{server}__{tool}`
-//!   ([`McpTool`]), following `tools/list_changed`, timing out calls, and reconnecting servers
-//!   that crash or hang; [`McpManager::subscribe`] tells listeners what changed.
-//! - [`ToolServer`] and [`serve_stdio`] expose a registry's tools to any MCP client, each call
-//!   going through the [`tool_core::Executor`] so permission rules apply.
+//!   keeps their tools in a [`tool_core::ToolRegistry`] as `mcp__{server}__{tool}`, following
+//!   `tools/list_changed`, timing out calls, and reconnecting servers that crash or hang;
+//!   [`McpManager::subscribe`] tells listeners what changed.
+//! - [`serve_stdio`] exposes a registry's tools to any MCP client, each call going through the
+//!   [`tool_core::Executor`] so permission rules apply.
 //!
 //! ```no_run
 //! use std::{path::Path, sync::Arc, time::Duration};
@@ -36,9 +36,7 @@ mod manager;
 mod names;
 mod server;
 
-pub use client::McpTool;
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use manager::{McpManager, McpOptions, RegistryChange, ServerState};
-pub use names::{normalise_part, tool_name};
-pub use server::{ToolServer, result_to_mcp, serve_stdio};
+pub use server::serve_stdio;

@@ -1,6 +1,6 @@
 //! Many MCP servers at once: concurrent start, per-server state, list changes, reconnection.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -99,6 +99,34 @@ struct Slot {
 const STDERR_LINES: usize = 5;
 
 impl Slot {
+    fn new(name: String, prefix: String, config: ServerConfig, call_timeout: Duration) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            prefix,
+            link: Arc::new(ServerLink::new(name.clone(), call_timeout, tx)),
+            name,
+            config,
+            events: tokio::sync::Mutex::new(rx),
+            registered: Mutex::new(Vec::new()),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            stderr_task: Mutex::new(None),
+        }
+    }
+
+    /// Why the server went away: `reason`, followed by its last stderr lines when it wrote
+    /// any. The stderr drain gets a moment to read what a dying server said last.
+    async fn failure(&self, reason: String) -> String {
+        let drain = self
+            .stderr_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(drain) = drain {
+            let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+        }
+        self.explain(reason)
+    }
+
     /// `reason`, followed by the server's last stderr lines when it wrote any.
     fn explain(&self, reason: String) -> String {
         let lines = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
@@ -158,22 +186,9 @@ impl McpManager {
         let parts: BTreeMap<String, String> =
             server_parts(config.servers.keys()).into_iter().collect();
         for (name, server) in config.servers {
-            let (tx, rx) = mpsc::unbounded_channel();
-            let slot = Arc::new(Slot {
-                prefix: parts.get(&name).cloned().unwrap_or_else(|| name.clone()),
-                link: Arc::new(ServerLink::new(
-                    name.clone(),
-                    inner.options.call_timeout,
-                    tx,
-                )),
-                name,
-                config: server,
-                events: tokio::sync::Mutex::new(rx),
-                registered: Mutex::new(Vec::new()),
-                stderr: Arc::new(Mutex::new(VecDeque::new())),
-                stderr_task: Mutex::new(None),
-            });
-            tokio::spawn(supervise(Arc::clone(&inner), slot));
+            let prefix = parts.get(&name).cloned().unwrap_or_else(|| name.clone());
+            let slot = Slot::new(name, prefix, server, inner.options.call_timeout);
+            tokio::spawn(supervise(Arc::clone(&inner), Arc::new(slot)));
         }
         Self { inner }
     }
@@ -215,11 +230,6 @@ impl McpManager {
                 .all(|s| !matches!(s, ServerState::Connecting))
         })
         .await
-    }
-
-    /// The registry the servers' tools live in.
-    pub fn registry(&self) -> &Arc<ToolRegistry> {
-        &self.inner.registry
     }
 
     /// Disconnects every server and removes its tools.
@@ -293,60 +303,76 @@ impl Inner {
     }
 }
 
+/// Starts the server (or opens the HTTP connection) and shakes hands.
 async fn connect(slot: &Slot) -> Result<RunningService<RoleClient, LinkHandler>, McpError> {
     let handler = LinkHandler {
         link: Arc::clone(&slot.link),
     };
-    let server = slot.name.clone();
     let protocol = |err: rmcp::service::ClientInitializeError| McpError::Protocol {
-        server: server.clone(),
+        server: slot.name.clone(),
         reason: err.to_string(),
     };
     match &slot.config {
         ServerConfig::Stdio { command, args, env } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env);
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .map_err(|err| McpError::Spawn {
-                    server: server.clone(),
-                    reason: format!("{command}: {err}"),
-                })?;
-            slot.stderr
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clear();
-            if let Some(stderr) = stderr {
-                let task = tokio::spawn(keep_stderr_tail(stderr, Arc::clone(&slot.stderr)));
-                *slot.stderr_task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
-            }
+            let transport = spawn_stdio(slot, command, args, env)?;
             handler.serve(transport).await.map_err(protocol)
         }
         ServerConfig::Http { url, headers } => {
-            let mut map = std::collections::HashMap::new();
-            for (key, value) in headers {
-                let key = http::HeaderName::from_bytes(key.as_bytes());
-                let value = http::HeaderValue::from_str(value);
-                match (key, value) {
-                    (Ok(key), Ok(value)) => {
-                        map.insert(key, value);
-                    }
-                    _ => {
-                        return Err(McpError::Spawn {
-                            server: server.clone(),
-                            reason: "a header name or value is not valid http".to_owned(),
-                        });
-                    }
-                }
-            }
-            let config =
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(http_headers(&slot.name, headers)?);
             install_crypto_provider();
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             handler.serve(transport).await.map_err(protocol)
         }
     }
+}
+
+/// Spawns a stdio server, with its stderr drained into the slot's tail of recent lines.
+fn spawn_stdio(
+    slot: &Slot,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+) -> Result<TokioChildProcess, McpError> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).envs(env);
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|err| McpError::Spawn {
+            server: slot.name.clone(),
+            reason: format!("{command}: {err}"),
+        })?;
+    slot.stderr
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
+    if let Some(stderr) = stderr {
+        let task = tokio::spawn(keep_stderr_tail(stderr, Arc::clone(&slot.stderr)));
+        *slot.stderr_task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+    }
+    Ok(transport)
+}
+
+/// The configured headers of an HTTP server, checked to be valid HTTP.
+fn http_headers(
+    server: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, McpError> {
+    headers
+        .iter()
+        .map(|(key, value)| {
+            let key = http::HeaderName::from_bytes(key.as_bytes());
+            let value = http::HeaderValue::from_str(value);
+            match (key, value) {
+                (Ok(key), Ok(value)) => Ok((key, value)),
+                _ => Err(McpError::Spawn {
+                    server: server.to_owned(),
+                    reason: "a header name or value is not valid http".to_owned(),
+                }),
+            }
+        })
+        .collect()
 }
 
 /// Installs rustls' ring crypto provider once: reqwest is built without a default provider, and
@@ -416,18 +442,8 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
     let mut ever_connected = false;
     let mut events = slot.events.lock().await;
     loop {
-        let attempt = async {
-            let running = tokio::time::timeout(options.connect_timeout, connect(&slot))
-                .await
-                .map_err(|_| McpError::ConnectTimeout {
-                    server: slot.name.clone(),
-                    seconds: options.connect_timeout.as_secs_f64(),
-                })??;
-            let tools = list_tools(running.peer(), &slot.name, options.connect_timeout).await?;
-            Ok::<_, McpError>((running, tools))
-        };
         let outcome = tokio::select! {
-            outcome = attempt => outcome,
+            outcome = connect_and_list(&slot, &options) => outcome,
             () = inner.shutdown.cancelled() => return,
         };
         let reason = match outcome {
@@ -435,66 +451,13 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
             Ok((running, tools)) => {
                 ever_connected = true;
                 backoff = options.initial_backoff;
-                // Reports from an earlier connection are about a server that is gone.
-                while events.try_recv().is_ok() {}
-                let peer = running.peer().clone();
-                let count = inner.apply_tools(&slot, &tools);
-                slot.link.set_peer(Some(peer.clone()));
-                inner.set_state(&slot.name, ServerState::Connected { tools: count });
-                let mut stop = Some(running.cancellation_token());
-                let waiting = running.waiting();
-                tokio::pin!(waiting);
-                let reason = loop {
-                    tokio::select! {
-                        quit = &mut waiting => {
-                            break match quit {
-                                Ok(reason) => format!("the connection closed ({reason:?})"),
-                                Err(err) => format!("the connection task failed: {err}"),
-                            };
-                        }
-                        event = events.recv() => match event {
-                            Some(LinkEvent::ListChanged) => {
-                                match list_tools(&peer, &slot.name, options.call_timeout).await {
-                                    Ok(tools) => {
-                                        let count = inner.apply_tools(&slot, &tools);
-                                        inner.set_state(&slot.name, ServerState::Connected { tools: count });
-                                    }
-                                    Err(err) => break err.to_string(),
-                                }
-                            }
-                            Some(LinkEvent::Suspect) if !ping(&peer, options.ping_timeout).await => {
-                                break "the server stopped answering".to_owned();
-                            }
-                            Some(LinkEvent::Suspect) | None => {}
-                        },
-                        () = inner.shutdown.cancelled() => {
-                            slot.link.set_peer(None);
-                            inner.apply_tools(&slot, &[]);
-                            if let Some(stop) = stop.take() {
-                                stop.cancel();
-                            }
-                            return;
-                        }
-                    }
-                };
-                slot.link.set_peer(None);
-                inner.apply_tools(&slot, &[]);
-                if let Some(stop) = stop.take() {
-                    stop.cancel();
+                match run_connection(&inner, &slot, &mut events, running, &tools).await {
+                    Some(reason) => reason,
+                    None => return,
                 }
-                reason
             }
         };
-        // Give the stderr drain a moment to read what a dying server said last.
-        let drain = slot
-            .stderr_task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(drain) = drain {
-            let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
-        }
-        let reason = slot.explain(reason);
+        let reason = slot.failure(reason).await;
         if !ever_connected {
             inner.set_state(&slot.name, ServerState::Failed { reason });
             return;
@@ -505,5 +468,94 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
             () = inner.shutdown.cancelled() => return,
         }
         backoff = (backoff * 2).min(options.max_backoff);
+    }
+}
+
+/// Connects within the connect timeout and lists the server's tools.
+async fn connect_and_list(
+    slot: &Slot,
+    options: &McpOptions,
+) -> Result<
+    (
+        RunningService<RoleClient, LinkHandler>,
+        Vec<serde_json::Value>,
+    ),
+    McpError,
+> {
+    let running = tokio::time::timeout(options.connect_timeout, connect(slot))
+        .await
+        .map_err(|_| McpError::ConnectTimeout {
+            server: slot.name.clone(),
+            seconds: options.connect_timeout.as_secs_f64(),
+        })??;
+    let tools = list_tools(running.peer(), &slot.name, options.connect_timeout).await?;
+    Ok((running, tools))
+}
+
+/// Serves a live connection until it ends: registers its tools, follows list changes and
+/// checks on the server when a call suspects it. Afterwards its tools are gone from the
+/// registry and the connection is closed. Returns why it ended, or `None` when the manager
+/// shut down.
+async fn run_connection(
+    inner: &Inner,
+    slot: &Slot,
+    events: &mut mpsc::UnboundedReceiver<LinkEvent>,
+    running: RunningService<RoleClient, LinkHandler>,
+    tools: &[serde_json::Value],
+) -> Option<String> {
+    // Reports from an earlier connection are about a server that is gone.
+    while events.try_recv().is_ok() {}
+    let peer = running.peer().clone();
+    let count = inner.apply_tools(slot, tools);
+    slot.link.set_peer(Some(peer.clone()));
+    inner.set_state(&slot.name, ServerState::Connected { tools: count });
+    let stop = running.cancellation_token();
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    let ended = loop {
+        tokio::select! {
+            quit = &mut waiting => {
+                break Some(match quit {
+                    Ok(reason) => format!("the connection closed ({reason:?})"),
+                    Err(err) => format!("the connection task failed: {err}"),
+                });
+            }
+            event = events.recv() => {
+                if let Some(reason) = on_event(inner, slot, &peer, event).await {
+                    break Some(reason);
+                }
+            }
+            () = inner.shutdown.cancelled() => break None,
+        }
+    };
+    slot.link.set_peer(None);
+    inner.apply_tools(slot, &[]);
+    stop.cancel();
+    ended
+}
+
+/// Acts on a connection's report; returns why the connection is to be dropped, if it is.
+async fn on_event(
+    inner: &Inner,
+    slot: &Slot,
+    peer: &Peer<RoleClient>,
+    event: Option<LinkEvent>,
+) -> Option<String> {
+    let options = &inner.options;
+    match event {
+        Some(LinkEvent::ListChanged) => {
+            match list_tools(peer, &slot.name, options.call_timeout).await {
+                Ok(tools) => {
+                    let count = inner.apply_tools(slot, &tools);
+                    inner.set_state(&slot.name, ServerState::Connected { tools: count });
+                    None
+                }
+                Err(err) => Some(err.to_string()),
+            }
+        }
+        Some(LinkEvent::Suspect) if !ping(peer, options.ping_timeout).await => {
+            Some("the server stopped answering".to_owned())
+        }
+        Some(LinkEvent::Suspect) | None => None,
     }
 }

@@ -8,7 +8,7 @@ use tool_core::is_valid_tool_name;
 const MAX_NAME: usize = 64;
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_` (an empty name becomes `_`).
-pub fn normalise_part(part: &str) -> String {
+fn normalise_part(part: &str) -> String {
     let out: String = part
         .chars()
         .map(|c| {
@@ -26,7 +26,7 @@ pub fn normalise_part(part: &str) -> String {
 /// among `taken`: `mcp__{server}__{tool}`, cut to 64 characters, with `_2`, `_3`, ... appended
 /// (replacing the end of a long name) until it is free. Callers pass tools in a fixed order so
 /// the outcome is deterministic.
-pub fn tool_name(server_part: &str, tool: &str, taken: &BTreeSet<String>) -> String {
+pub(crate) fn tool_name(server_part: &str, tool: &str, taken: &BTreeSet<String>) -> String {
     let base: String = format!("mcp__{server_part}__{}", normalise_part(tool))
         .chars()
         .take(MAX_NAME)
@@ -46,7 +46,9 @@ pub fn tool_name(server_part: &str, tool: &str, taken: &BTreeSet<String>) -> Str
 
 /// Normalised server prefixes for the configured server names (given in name order), with
 /// collisions (`a.b` and `a_b`) resolved by suffixing the later one.
-pub fn server_parts<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<(String, String)> {
+pub(crate) fn server_parts<'a>(
+    names: impl IntoIterator<Item = &'a String>,
+) -> Vec<(String, String)> {
     let mut taken = BTreeSet::new();
     let mut out = Vec::new();
     for name in names {

@@ -17,7 +17,7 @@ use crate::error::McpError;
 /// every enabled tool's spec and `tools/call` runs the call through the executor, so validation,
 /// hooks and permission rules apply exactly as they do for a model's calls.
 #[derive(Clone)]
-pub struct ToolServer {
+pub(crate) struct ToolServer {
     executor: Arc<Executor>,
     name: String,
 }
@@ -32,7 +32,7 @@ impl std::fmt::Debug for ToolServer {
 
 impl ToolServer {
     /// A handler for the executor's registry, announcing itself under `name`.
-    pub fn new(executor: Arc<Executor>, name: impl Into<String>) -> Self {
+    pub(crate) fn new(executor: Arc<Executor>, name: impl Into<String>) -> Self {
         Self {
             executor,
             name: name.into(),
@@ -40,7 +40,7 @@ impl ToolServer {
     }
 
     /// The `tools/list` entry for one tool (keys in a fixed order).
-    pub fn listing(tool: &dyn Tool) -> Value {
+    fn listing(tool: &dyn Tool) -> Value {
         let spec = tool.spec();
         let probe = Value::Object(serde_json::Map::new());
         let read_only = tool.is_read_only(&probe);
@@ -61,7 +61,7 @@ impl ToolServer {
 }
 
 /// Maps a tool-core result to an MCP `CallToolResult` (as JSON).
-pub fn result_to_mcp(result: &ToolResult) -> Value {
+fn result_to_mcp(result: &ToolResult) -> Value {
     let content: Vec<Value> = result
         .content
         .iter()
