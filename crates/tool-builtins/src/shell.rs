@@ -42,13 +42,14 @@
 //! not read-only by the rule above asks whatever the mode. This keeps one simple rule that fails
 //! closed on every kernel.
 
+mod config;
+mod confine;
 mod lex;
 mod programs;
 mod run;
 mod safety;
 mod sandbox;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,52 +61,13 @@ use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, T
 
 use crate::workspace::Workspace;
 
+pub use config::ShellConfig;
+pub use confine::Landlock;
 pub use run::CappedBuffer;
 pub use safety::is_read_only_command;
 pub use sandbox::{
-    Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, sandbox_support, sandbox_warning,
+    ParseSandboxModeError, SandboxMode, SandboxSupport, sandbox_support, sandbox_warning,
 };
-
-/// How the shell tool runs commands.
-#[derive(Debug, Clone)]
-pub struct ShellConfig {
-    /// The shell program, run as `program -c command`; `None` uses `$SHELL`, else `/bin/sh`.
-    pub program: Option<PathBuf>,
-    /// The timeout when the call gives none.
-    pub default_timeout: Duration,
-    /// The longest timeout a call may ask for.
-    pub max_timeout: Duration,
-    /// Bytes kept of each of stdout and stderr (half from the start, half from the end); the
-    /// rest is counted and dropped while it is read.
-    pub max_output_bytes: usize,
-    /// How long to wait for the output pipes to close after the shell exits, for background
-    /// processes that still hold them; after that the process group is killed.
-    pub pipe_grace: Duration,
-    /// Where commands may write (enforced with Landlock where the kernel has it).
-    pub sandbox: SandboxMode,
-}
-
-impl Default for ShellConfig {
-    fn default() -> Self {
-        Self {
-            program: None,
-            default_timeout: Duration::from_secs(120),
-            max_timeout: Duration::from_secs(600),
-            max_output_bytes: 30_000,
-            pipe_grace: Duration::from_secs(2),
-            sandbox: SandboxMode::default(),
-        }
-    }
-}
-
-impl ShellConfig {
-    /// The same configuration with another sandbox mode.
-    #[must_use]
-    pub fn with_sandbox(mut self, mode: SandboxMode) -> Self {
-        self.sandbox = mode;
-        self
-    }
-}
 
 /// The shell tool.
 pub struct Shell {
@@ -184,14 +146,9 @@ impl TypedTool for Shell {
     }
 
     fn prompt(&self) -> Option<String> {
-        let mut prompt = "Each shell call starts a fresh shell in the working directory: `cd` does not carry over to the next call. Quote paths with spaces. Prefer the file tools over cat, sed, find and grep.".to_owned();
-        let enforced = sandbox_support().enforceable();
-        match self.config.sandbox {
-            SandboxMode::WorkspaceWrite if enforced => prompt.push_str(" Commands run in a sandbox that lets them write only inside the working directory, the other allowed roots and the temporary directories."),
-            SandboxMode::ReadOnly if enforced => prompt.push_str(" Commands run in a read-only sandbox: they cannot write files; use the file tools for changes."),
-            _ => {}
-        }
-        Some(prompt)
+        // The sandbox is not described here: the prompt stays the same on every machine and in
+        // every mode, and a refused write explains itself in the result.
+        Some("Each shell call starts a fresh shell in the working directory: `cd` does not carry over to the next call. Quote paths with spaces. Prefer the file tools over cat, sed, find and grep.".to_owned())
     }
 
     fn activity(&self, input: &ShellInput) -> Option<String> {

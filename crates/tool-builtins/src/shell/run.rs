@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tool_core::{ToolContext, ToolError, ToolOutput};
 
-use super::ShellConfig;
+use super::config::ShellConfig;
 use super::sandbox::{self, Policy, SpawnError};
 use crate::text::cap_output;
 

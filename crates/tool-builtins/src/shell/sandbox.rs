@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::confine::{self, Landlock};
+
 /// Where the shell's commands may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -63,22 +65,6 @@ impl FromStr for SandboxMode {
     }
 }
 
-/// Whether the kernel offers Landlock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Landlock {
-    /// Landlock works, with this ABI version.
-    Available {
-        /// The kernel's Landlock ABI version.
-        abi: u32,
-    },
-    /// The kernel has Landlock but it is not enabled (missing from the `lsm=` boot parameter).
-    NotEnabled,
-    /// The kernel is built without Landlock.
-    NotImplemented,
-    /// Not Linux.
-    NotLinux,
-}
-
 /// What this machine offers for sandboxing the shell, for a `doctor` report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxSupport {
@@ -125,7 +111,7 @@ impl fmt::Display for SandboxSupport {
 pub fn sandbox_support() -> SandboxSupport {
     static SUPPORT: OnceLock<SandboxSupport> = OnceLock::new();
     *SUPPORT.get_or_init(|| SandboxSupport {
-        landlock: imp::probe(),
+        landlock: confine::probe(),
         user_namespaces: user_namespaces(),
     })
 }
@@ -222,7 +208,7 @@ pub(crate) async fn spawn(
     std::thread::Builder::new()
         .name("shell-sandbox".to_owned())
         .spawn(move || {
-            let result = imp::restrict_current_thread(&policy)
+            let result = confine::restrict_current_thread(&policy.writable)
                 .map_err(SpawnError::Sandbox)
                 .and_then(|()| {
                     let _runtime = runtime.enter();
@@ -244,107 +230,6 @@ pub(crate) enum SpawnError {
     Sandbox(String),
     /// The program could not be started.
     Spawn(std::io::Error),
-}
-
-#[cfg(target_os = "linux")]
-mod imp {
-    use landlock::{
-        ABI, Access, AccessFs, LandlockStatus, RestrictSelf, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
-    };
-
-    use super::{Landlock, Policy};
-
-    /// Devices every sandboxed command may write: discarding output, terminals, randomness.
-    const DEVICES: &[&str] = &[
-        "/dev/null",
-        "/dev/zero",
-        "/dev/full",
-        "/dev/random",
-        "/dev/urandom",
-        "/dev/tty",
-        "/dev/ptmx",
-        "/dev/pts",
-    ];
-
-    /// The Landlock ABI whose access rights the sandbox handles: V5 covers writes, truncation,
-    /// renames across directories and device ioctls. Later ABIs add rights (such as connecting
-    /// to UNIX sockets) that would break ordinary tools if handled with these rules.
-    const TARGET_ABI: ABI = ABI::V5;
-
-    /// Asks the kernel for its Landlock status without restricting anything: no flags and no
-    /// `no_new_privs` make `apply` return before any change.
-    pub(super) fn probe() -> Landlock {
-        let status = match RestrictSelf::default().no_new_privs(false).apply() {
-            Ok(status) => status.landlock,
-            Err(_) => return Landlock::NotImplemented,
-        };
-        match status {
-            LandlockStatus::NotEnabled => Landlock::NotEnabled,
-            LandlockStatus::NotImplemented => Landlock::NotImplemented,
-            LandlockStatus::Available {
-                kernel_abi: Some(abi),
-                ..
-            } => Landlock::Available {
-                abi: u32::try_from(abi).unwrap_or(0),
-            },
-            LandlockStatus::Available { effective_abi, .. } => Landlock::Available {
-                abi: abi_number(effective_abi),
-            },
-        }
-    }
-
-    fn abi_number(abi: ABI) -> u32 {
-        const KNOWN: [ABI; 10] = [
-            ABI::V1,
-            ABI::V2,
-            ABI::V3,
-            ABI::V4,
-            ABI::V5,
-            ABI::V6,
-            ABI::V7,
-            ABI::V8,
-            ABI::V9,
-            ABI::V10,
-        ];
-        (1..)
-            .zip(KNOWN)
-            .find(|(_, known)| *known == abi)
-            .map_or(0, |(n, _)| n)
-    }
-
-    /// Restricts the calling thread (and what it spawns) to `policy`: reading everywhere,
-    /// writing only to the devices and the policy's directories.
-    pub(super) fn restrict_current_thread(policy: &Policy) -> Result<(), String> {
-        let all = AccessFs::from_all(TARGET_ABI);
-        let status = Ruleset::default()
-            .handle_access(all)
-            .and_then(|ruleset| ruleset.create())
-            .and_then(|ruleset| {
-                ruleset.add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))
-            })
-            .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(DEVICES, all)))
-            .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(&policy.writable, all)))
-            .and_then(|ruleset| ruleset.restrict_self())
-            .map_err(|err| format!("setting up the Landlock rules failed: {err}"))?;
-        if status.ruleset == RulesetStatus::NotEnforced {
-            return Err("the kernel did not enforce the Landlock rules".to_owned());
-        }
-        Ok(())
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod imp {
-    use super::{Landlock, Policy};
-
-    pub(super) fn probe() -> Landlock {
-        Landlock::NotLinux
-    }
-
-    pub(super) fn restrict_current_thread(_: &Policy) -> Result<(), String> {
-        Err("Landlock is Linux only".to_owned())
-    }
 }
 
 #[cfg(test)]
