@@ -107,8 +107,8 @@ pub fn run() -> anyhow::Result<()> {
             pool.add_mcp_tool(Arc::clone(tool))?;
         }
         let tools = pool.request_tools();
-        let anthropic = tools.to_anthropic().to_string();
-        let openai = tools.to_openai().to_string();
+        let anthropic = agent_cli::provider::anthropic::render_tools(&tools).to_string();
+        let openai = agent_cli::provider::openai::render_tools(&tools).to_string();
         println!(
             "| {label} | {} of {} | {} | {} | {} | {} |",
             tools.tools.len(),

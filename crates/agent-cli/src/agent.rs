@@ -8,7 +8,9 @@ use serde::Serialize;
 use tool_core::{CancellationToken, ExecutionEvent, ToolCall, ToolResult};
 
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
-use crate::provider::{ModelRequest, Provider, ProviderError, StreamEvent, ToolFormat};
+use crate::provider::{
+    ModelRequest, Provider, ProviderError, StreamEvent, ToolFormat, anthropic, openai,
+};
 use crate::runtime::ToolRuntime;
 use crate::transcript::Transcript;
 
@@ -194,8 +196,8 @@ impl Agent {
                 system: vec![self.system.clone()],
                 messages: self.messages.clone(),
                 tools: match self.provider.format() {
-                    ToolFormat::Anthropic => tools.to_anthropic(),
-                    ToolFormat::OpenAi => tools.to_openai(),
+                    ToolFormat::Anthropic => anthropic::render_tools(&tools),
+                    ToolFormat::OpenAi => openai::render_tools(&tools),
                 },
                 max_tokens: self.max_tokens,
             };

@@ -90,7 +90,7 @@ async fn main() -> anyhow::Result<()> {
         .execute_all(calls, CancellationToken::new(), None)
         .await
     {
-        println!("{}", serde_json::to_string_pretty(&result.to_anthropic())?);
+        println!("{}", serde_json::to_string_pretty(&result)?);
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
-//! Stage 8: a call's outcome as a provider's `tool_result` block.
+//! Stage 8: a call's outcome, ready for a provider to render as its `tool_result` block.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::output::Content;
 
@@ -41,50 +41,5 @@ impl ToolResult {
             })
             .collect();
         texts.join("\n")
-    }
-
-    /// The Anthropic Messages API `tool_result` content block.
-    pub fn to_anthropic(&self) -> Value {
-        let content: Vec<Value> = self
-            .content
-            .iter()
-            .map(|c| match c {
-                Content::Text { text } => json!({"type": "text", "text": text}),
-                Content::Image { media_type, data } => json!({
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": media_type, "data": data},
-                }),
-            })
-            .collect();
-        let mut block = json!({
-            "type": "tool_result",
-            "tool_use_id": self.tool_use_id,
-            "content": content,
-        });
-        if self.is_error {
-            block["is_error"] = Value::Bool(true);
-        }
-        block
-    }
-
-    /// The OpenAI chat completions `tool` message. That format carries text only, so images are
-    /// described in words.
-    pub fn to_openai(&self) -> Value {
-        let mut parts: Vec<String> = Vec::new();
-        for c in &self.content {
-            match c {
-                Content::Text { text } => parts.push(text.clone()),
-                Content::Image { media_type, .. } => {
-                    parts.push(format!(
-                        "[an image ({media_type}) that this provider format cannot carry]"
-                    ));
-                }
-            }
-        }
-        let mut text = parts.join("\n");
-        if self.is_error && !text.starts_with("Error") {
-            text = format!("Error: {text}");
-        }
-        json!({"role": "tool", "tool_call_id": self.tool_use_id, "content": text})
     }
 }

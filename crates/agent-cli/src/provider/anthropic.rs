@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tool_core::CancellationToken;
+use tool_core::{CancellationToken, Content, ToolResult};
+use tool_pool::RequestTools;
 
 use super::config::{ANTHROPIC_API_KEY, ProviderConfig};
 use super::http::{
@@ -150,8 +151,54 @@ fn render_block(block: &Block) -> Option<Value> {
             };
             json!({"type": "tool_use", "id": id, "name": name, "input": input})
         }
-        Block::ToolResult(result) => result.to_anthropic(),
+        Block::ToolResult(result) => render_tool_result(result),
     })
+}
+
+/// The tools array, with a cache breakpoint on the last tool of the stable part: everything up
+/// to it stays byte-identical from request to request, so the prompt cache keeps hitting.
+pub fn render_tools(tools: &RequestTools) -> Value {
+    let rendered: Vec<Value> = tools
+        .declarations()
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut entry = json!({
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": tool.input_schema,
+            });
+            if i + 1 == tools.stable_len {
+                entry["cache_control"] = json!({"type": "ephemeral"});
+            }
+            entry
+        })
+        .collect();
+    Value::Array(rendered)
+}
+
+/// A `tool_result` content block.
+pub fn render_tool_result(result: &ToolResult) -> Value {
+    let content: Vec<Value> = result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => json!({"type": "text", "text": text}),
+            Content::Image { media_type, data } => json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": data},
+            }),
+        })
+        .collect();
+    let mut block = json!({
+        "type": "tool_result",
+        "tool_use_id": result.tool_use_id,
+        "content": content,
+    });
+    if result.is_error {
+        block["is_error"] = Value::Bool(true);
+    }
+    block
 }
 
 /// A content block while it streams.

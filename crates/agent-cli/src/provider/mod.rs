@@ -69,8 +69,8 @@ pub struct ModelRequest {
     pub system: Vec<String>,
     /// The conversation so far.
     pub messages: Vec<Message>,
-    /// The tools array, already rendered for this provider by tool-pool
-    /// (`RequestTools::to_anthropic` or `to_openai`).
+    /// The tools array, already rendered for this provider ([`anthropic::render_tools`] or
+    /// [`openai::render_tools`]).
     pub tools: Value,
     /// The most output tokens.
     pub max_tokens: u32,

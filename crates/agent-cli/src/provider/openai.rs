@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tool_core::CancellationToken;
+use tool_core::{CancellationToken, Content, ToolResult};
+use tool_pool::RequestTools;
 
 use super::config::{OPENAI_API_KEY, ProviderConfig};
 use super::http::{
@@ -140,7 +141,7 @@ fn render_message(message: &Message, out: &mut Vec<Value>) {
             let mut text = String::new();
             for block in &message.content {
                 match block {
-                    Block::ToolResult(result) => out.push(result.to_openai()),
+                    Block::ToolResult(result) => out.push(render_tool_result(result)),
                     Block::Text { text: t } => text.push_str(t),
                     _ => {}
                 }
@@ -178,6 +179,45 @@ fn render_message(message: &Message, out: &mut Vec<Value>) {
             out.push(rendered);
         }
     }
+}
+
+/// The tools array as function tools.
+pub fn render_tools(tools: &RequestTools) -> Value {
+    let rendered: Vec<Value> = tools
+        .declarations()
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            })
+        })
+        .collect();
+    Value::Array(rendered)
+}
+
+/// A `tool` message. The format carries text only, so images are described in words, and an
+/// error says so in its first word.
+pub fn render_tool_result(result: &ToolResult) -> Value {
+    let parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => text.clone(),
+            Content::Image { media_type, .. } => {
+                format!("[an image ({media_type}) that this provider format cannot carry]")
+            }
+        })
+        .collect();
+    let mut text = parts.join("\n");
+    if result.is_error && !text.starts_with("Error") {
+        text = format!("Error: {text}");
+    }
+    json!({"role": "tool", "tool_call_id": result.tool_use_id, "content": text})
 }
 
 /// A tool call while its arguments stream.

@@ -775,3 +775,123 @@ async fn x_should_retry_overrides_the_status() {
     result.unwrap();
     assert_eq!(retries(&events), vec![2]);
 }
+
+/// A tool that only declares itself; the rendering tests never call it.
+struct Declared(tool_core::ToolSpec);
+
+#[async_trait::async_trait]
+impl tool_core::Tool for Declared {
+    fn spec(&self) -> &tool_core::ToolSpec {
+        &self.0
+    }
+
+    async fn call(
+        &self,
+        _: Value,
+        _: &tool_core::ToolContext,
+    ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
+        Err(tool_core::ToolError::failed("declared only"))
+    }
+}
+
+fn declared(name: &str, description: &str) -> Arc<dyn tool_core::Tool> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "The file path"}},
+        "required": ["path"],
+    });
+    Arc::new(Declared(tool_core::ToolSpec::new(
+        name,
+        description,
+        schema,
+    )))
+}
+
+/// The core built-ins and one MCP server, with the default pool: always defer, the proxy.
+fn default_pool() -> tool_pool::ToolPool {
+    let registry = Arc::new(tool_core::ToolRegistry::new());
+    for (name, description) in [
+        ("read_file", "Reads a file from the local filesystem."),
+        ("write_file", "Writes a file to the local filesystem."),
+        ("edit_file", "Replaces text in a file."),
+        ("glob", "Finds files by name pattern."),
+        ("grep", "Searches file contents with a regular expression."),
+        ("shell", "Runs a shell command."),
+    ] {
+        registry.register(declared(name, description)).unwrap();
+    }
+    let pool = tool_pool::ToolPool::new(registry, tool_pool::PoolConfig::default()).unwrap();
+    let spec = tool_core::ToolSpec::new(
+        "mcp__slack__send_message",
+        "Send a message to a Slack channel.",
+        json!({"type": "object"}),
+    )
+    .with_origin(tool_core::Origin::Mcp {
+        server: "slack".into(),
+        tool: "send_message".into(),
+    });
+    assert!(pool.add_mcp_tool(Arc::new(Declared(spec))).unwrap());
+    pool
+}
+
+#[test]
+fn anthropic_tools_mark_the_last_stable_tool() {
+    let tools = default_pool().request_tools();
+    insta::assert_json_snapshot!(
+        "anthropic_tools_always_defer_proxy",
+        agent_cli::provider::anthropic::render_tools(&tools)
+    );
+}
+
+#[test]
+fn openai_tools_are_function_tools() {
+    let tools = default_pool().request_tools();
+    insta::assert_json_snapshot!(
+        "openai_tools_always_defer_proxy",
+        agent_cli::provider::openai::render_tools(&tools)
+    );
+}
+
+#[test]
+fn anthropic_tools_after_the_stable_part_carry_no_breakpoint() {
+    let mut tools = default_pool().request_tools();
+    let stable_len = tools.stable_len;
+    tools
+        .tools
+        .push(declared("mcp__slack__send_message", "Found."));
+    let rendered = agent_cli::provider::anthropic::render_tools(&tools);
+    assert!(rendered[stable_len - 1].get("cache_control").is_some());
+    assert!(rendered[stable_len].get("cache_control").is_none());
+}
+
+/// A result with structured output (already given as text by the executor) and an image.
+fn result_with_image() -> ToolResult {
+    ToolResult {
+        tool_use_id: "toolu_01".into(),
+        content: vec![
+            Content::text("{\"height\":1,\"width\":1}"),
+            Content::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            },
+        ],
+        structured: Some(json!({"width": 1, "height": 1})),
+        is_error: false,
+    }
+}
+
+#[test]
+fn anthropic_tool_results_carry_images() {
+    insta::assert_json_snapshot!(
+        "anthropic_tool_result_with_image",
+        agent_cli::provider::anthropic::render_tool_result(&result_with_image())
+    );
+}
+
+#[test]
+fn openai_tool_results_describe_images_in_words() {
+    insta::assert_json_snapshot!(
+        "openai_tool_result_with_image",
+        agent_cli::provider::openai::render_tool_result(&result_with_image())
+    );
+}

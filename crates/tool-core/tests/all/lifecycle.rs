@@ -16,7 +16,7 @@ async fn success_maps_to_a_text_block() {
     let fx = Fixture::new();
     let result = run(&fx.executor(), "echo", json!({"text": "hello"})).await;
     assert!(!result.is_error);
-    assert_json_snapshot!("success", result.to_anthropic());
+    assert_json_snapshot!("success", result);
 }
 
 #[tokio::test]
@@ -32,7 +32,7 @@ async fn unknown_tool_answers_with_closest_names() {
     let result = run(&fx.executor(), "ecko", json!({"text": "hello"})).await;
     assert!(result.is_error);
     assert!(result.text().contains("`echo`"), "{}", result.text());
-    assert_json_snapshot!("unknown_tool", result.to_anthropic());
+    assert_json_snapshot!("unknown_tool", result);
 }
 
 #[tokio::test]
@@ -48,7 +48,7 @@ async fn schema_violation_lists_what_is_wrong() {
     let fx = Fixture::new();
     let result = run(&fx.executor(), "echo", json!({"text": 5, "times": "two"})).await;
     assert!(result.is_error);
-    assert_json_snapshot!("schema_violation", result.to_anthropic());
+    assert_json_snapshot!("schema_violation", result);
 }
 
 #[tokio::test]
@@ -75,7 +75,7 @@ async fn validation_failure_comes_from_the_tool() {
     let fx = Fixture::new();
     let result = run(&fx.executor(), "echo", json!({"text": "   "})).await;
     assert!(result.is_error);
-    assert_json_snapshot!("validation_failure", result.to_anthropic());
+    assert_json_snapshot!("validation_failure", result);
 }
 
 #[tokio::test]
@@ -88,7 +88,7 @@ async fn permission_denied_by_rule() {
         .build();
     let result = run(&executor, "echo", json!({"text": "hello"})).await;
     assert!(result.is_error);
-    assert_json_snapshot!("permission_denied", result.to_anthropic());
+    assert_json_snapshot!("permission_denied", result);
 }
 
 #[tokio::test]
@@ -99,7 +99,7 @@ async fn hook_denial_reaches_the_model() {
     let executor = fx.builder().pre_hook(Arc::new(hook)).build();
     let result = run(&executor, "echo", json!({"text": "hello"})).await;
     assert!(result.is_error);
-    assert_json_snapshot!("hook_denial", result.to_anthropic());
+    assert_json_snapshot!("hook_denial", result);
 }
 
 #[tokio::test]
@@ -122,7 +122,7 @@ async fn oversized_result_is_persisted_whole_and_previewed() {
         text.repeat(10),
         "the persisted file holds the whole output"
     );
-    let mut block = result.to_anthropic();
+    let mut block = serde_json::to_value(&result).unwrap();
     block["content"][0]["text"] = json!(fx.redact(block["content"][0]["text"].as_str().unwrap()));
     assert_json_snapshot!("oversized_result", block);
 }
@@ -187,7 +187,7 @@ async fn cancelled_call_says_so() {
     cancel.cancel();
     let result = task.await.unwrap();
     assert!(result.is_error);
-    assert_json_snapshot!("cancelled_call", result.to_anthropic());
+    assert_json_snapshot!("cancelled_call", result);
     let finished = rx.recv().await.unwrap();
     assert_eq!(
         finished,
@@ -264,8 +264,7 @@ async fn structured_output_is_also_given_as_text() {
     let spec = ToolSpec::new("shape", "Structured output.", json!({"type": "object"}));
     fx.registry.register(Arc::new(Structured(spec))).unwrap();
     let result = run(&fx.executor(), "shape", json!({})).await;
-    assert_json_snapshot!("structured_and_image", result.to_anthropic());
-    assert_json_snapshot!("structured_and_image_openai", result.to_openai());
+    assert_json_snapshot!("structured_and_image", result);
 }
 
 #[tokio::test]
