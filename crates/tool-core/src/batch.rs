@@ -13,8 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::ToolCall;
 use crate::context::ExecutionEvent;
-use crate::executor::{CANCELLED_BEFORE_START, Executor};
+use crate::executor::{Admitted, CANCELLED_BEFORE_START, Executor, Stop};
 use crate::result::ToolResult;
+
+const NEVER_STARTED: &str = "the message that asked for this call never completed, so the call did not start; nothing was done";
 
 type Done = Shared<BoxFuture<'static, ()>>;
 
@@ -31,6 +33,8 @@ pub struct Batch {
     last_exclusive: Option<Done>,
     since_exclusive: Vec<Done>,
     running: Vec<(String, JoinHandle<ToolResult>)>,
+    /// Calls pushed while the message streams that wait for it to complete.
+    held: Vec<(String, Result<Admitted, Stop>)>,
 }
 
 impl fmt::Debug for Batch {
@@ -56,6 +60,7 @@ impl Batch {
             last_exclusive: None,
             since_exclusive: Vec::new(),
             running: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -68,6 +73,35 @@ impl Batch {
         let admitted = self
             .executor
             .admit(call, self.cancel.clone(), self.events.clone());
+        self.start(id, admitted);
+    }
+
+    /// Pushes a call of a message that is still streaming. A call that only reads (for its
+    /// input) starts at once, unless an earlier call is held; any other call, and every call
+    /// after it, is held until [`Batch::release`], when the message is complete: a stream that
+    /// fails and is retried streams the message again, and a call that changed something must
+    /// not have run for the void attempt.
+    pub fn push_streamed(&mut self, call: ToolCall) {
+        let id = call.id.clone();
+        let admitted = self
+            .executor
+            .admit(call, self.cancel.clone(), self.events.clone());
+        let reads_only = admitted.as_ref().is_ok_and(Admitted::is_read_only);
+        if self.held.is_empty() && reads_only {
+            self.start(id, admitted);
+        } else {
+            self.held.push((id, admitted));
+        }
+    }
+
+    /// Starts the held calls, in the order they were pushed: the message is complete.
+    pub fn release(&mut self) {
+        for (id, admitted) in std::mem::take(&mut self.held) {
+            self.start(id, admitted);
+        }
+    }
+
+    fn start(&mut self, id: String, admitted: Result<Admitted, Stop>) {
         let safe = admitted
             .as_ref()
             .is_ok_and(|admitted| admitted.is_concurrency_safe());
@@ -130,9 +164,10 @@ impl Batch {
     }
 
     /// Waits for every call and returns the results in the order the calls were pushed; each
-    /// result carries its call's `tool_use_id`.
+    /// result carries its call's `tool_use_id`. Calls still held (the message never completed)
+    /// do not run: they are answered as not started.
     pub async fn finish(self) -> Vec<ToolResult> {
-        let mut results = Vec::with_capacity(self.running.len());
+        let mut results = Vec::with_capacity(self.running.len() + self.held.len());
         for (id, handle) in self.running {
             results.push(match handle.await {
                 Ok(result) => result,
@@ -141,6 +176,9 @@ impl Batch {
                     format!("the call ended abnormally ({err}); it may have done part of its work"),
                 ),
             });
+        }
+        for (id, _) in self.held {
+            results.push(ToolResult::error(id, NEVER_STARTED));
         }
         results
     }

@@ -505,6 +505,10 @@ impl Admitted {
     pub(crate) fn is_concurrency_safe(&self) -> bool {
         self.call.is_concurrency_safe()
     }
+
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.call.is_read_only()
+    }
 }
 
 pub(crate) const CANCELLED_BEFORE_START: &str = "the user cancelled this call before it started; nothing was done. Do not retry unless the user asks";
