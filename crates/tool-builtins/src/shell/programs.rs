@@ -52,7 +52,7 @@ const PROGRAMS: &[(&str, Args)] = &[
     ("head", Args::Any),
     ("hostname", Args::Check(hostname)),
     ("id", Args::Any),
-    ("jq", Args::Any),
+    ("jq", Args::Check(jq)),
     ("ls", Args::Any),
     ("md5sum", Args::Any),
     ("nl", Args::Any),
@@ -61,7 +61,7 @@ const PROGRAMS: &[(&str, Args)] = &[
     ("paste", Args::Any),
     // `printf -v NAME` assigns a shell variable (`PATH`, say) for the commands after it.
     ("printf", Args::Deny(&["-v"])),
-    ("ps", Args::Any),
+    ("ps", Args::Check(ps)),
     ("pwd", Args::Any),
     ("readlink", Args::Any),
     ("realpath", Args::Any),
@@ -150,6 +150,21 @@ fn is_denied(arg: &str, denied: &[&str]) -> bool {
         } else {
             arg == *denied
         }
+    })
+}
+
+/// jq: no filter or option that reads the environment (`env`, `$ENV`), which holds secrets.
+fn jq(args: &[Word]) -> bool {
+    !args
+        .iter()
+        .any(|arg| arg.text.to_ascii_lowercase().contains("env"))
+}
+
+/// ps: no BSD-style `e`, which prints every process's environment.
+fn ps(args: &[Word]) -> bool {
+    !args.iter().any(|arg| {
+        let text = arg.text.as_str();
+        (!text.starts_with('-') && text.contains('e')) || text.contains("env")
     })
 }
 

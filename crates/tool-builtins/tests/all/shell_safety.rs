@@ -37,6 +37,8 @@ const CASES: &[(&str, Expect)] = &[
     ("sed -n '10,20p' src/lib.rs", Safe),
     ("date +%Y-%m-%d", Safe),
     ("jq .name package.json", Safe),
+    ("ps aux", Safe),
+    ("ps -ef", Safe),
     ("cat /dev/null", Safe),
     // git, reading.
     ("git status", Safe),
@@ -105,6 +107,9 @@ const CASES: &[(&str, Expect)] = &[
     ("env rm -rf x", Ask),
     ("env", Ask),
     ("printenv", Ask),
+    ("jq -n env", Ask),
+    ("jq -n '$ENV.HOME'", Ask),
+    ("ps auxe", Ask),
     ("cd", Ask),
     ("cd -", Ask),
     ("find . -name x*", Ask),
