@@ -28,7 +28,6 @@
 //! assert!(index.search("???", 3).is_err());
 //! ```
 
-mod batch;
 mod document;
 mod error;
 mod index;
