@@ -54,7 +54,8 @@ impl Workspace {
     /// Allows a search of `path` (the working directory when `None`) when it lies inside the
     /// allowed roots and exists.
     pub(crate) fn check_search(&self, ctx: &ToolContext, path: Option<&str>) -> PermissionCheck {
-        allow_unless_refused(search_root(&self.read_roots(ctx), path), PermissionCheck::Allow)
+        let root = search_root(&self.read_roots(ctx), path);
+        allow_unless_refused(root, PermissionCheck::Allow)
     }
 }
 
