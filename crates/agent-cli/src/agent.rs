@@ -1,16 +1,23 @@
 //! The agent loop: stream the model's message, start each tool call as soon as its block is
 //! complete, send the results back, and repeat until the model ends its turn.
+//!
+//! [`Agent::run_turn`] is the turn in a few lines: `begin_turn` records the user's message, then
+//! each round trip is `request` (the conversation and the pool's tools), `stream_message` (text
+//! to the observer, each [`StreamEvent::ToolCall`] started at once, the calls of an attempt a
+//! retry made void cancelled), `finish_calls` (the results, matched to the message's `tool_use`
+//! blocks by id) and `record`.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use futures::StreamExt as _;
 use serde::Serialize;
-use tool_core::{CancellationToken, ExecutionEvent, ToolCall, ToolResult};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+use tool_core::{Batch, CancellationToken, ExecutionEvent, Executor, ToolCall, ToolResult};
 
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
-use crate::provider::{
-    ModelRequest, Provider, ProviderError, StreamEvent, ToolFormat, anthropic, openai,
-};
+use crate::provider::{ModelRequest, Provider, ProviderError, Response, StreamEvent};
 use crate::runtime::ToolRuntime;
 use crate::transcript::Transcript;
 
@@ -83,6 +90,25 @@ pub struct TurnReport {
     pub stop_reason: Option<StopReason>,
 }
 
+impl TurnReport {
+    /// A turn that has made no request yet; it ends at the turn limit unless something else
+    /// ends it first.
+    fn new() -> Self {
+        Self {
+            outcome: Outcome::MaxTurns,
+            text: String::new(),
+            requests: 0,
+            usage: Usage::default(),
+            stop_reason: None,
+        }
+    }
+
+    fn ended(mut self, outcome: Outcome) -> Self {
+        self.outcome = outcome;
+        self
+    }
+}
+
 /// A conversation with a model and its tools.
 pub struct Agent {
     provider: Arc<dyn Provider>,
@@ -130,6 +156,158 @@ impl Agent {
         &self.messages
     }
 
+    /// Runs one user turn to its end.
+    pub async fn run_turn(
+        &mut self,
+        user_text: &str,
+        cancel: &CancellationToken,
+        observer: &Observer,
+    ) -> Result<TurnReport, anyhow::Error> {
+        self.begin_turn(user_text, observer)?;
+        let mut report = TurnReport::new();
+        while report.requests < self.max_turns {
+            report.requests += 1;
+            let request = self.request();
+            let mut calls = MessageCalls::new(&self.runtime.executor, cancel, observer);
+            let streamed = self
+                .stream_message(&request, &mut calls, cancel, observer)
+                .await;
+            let response = match streamed {
+                Ok(response) => response,
+                Err(error) => {
+                    // The message never completed: its calls are cancelled and it is not kept.
+                    calls.finish().await;
+                    return match error {
+                        ProviderError::Cancelled => Ok(report.ended(Outcome::Cancelled)),
+                        error => Err(error.into()),
+                    };
+                }
+            };
+            report.usage += response.usage;
+            let text = response.message.text();
+            if !text.is_empty() {
+                report.text = text;
+            }
+            let uses = tool_use_names(&response.message);
+            self.record(response.message, observer)?;
+            if uses.is_empty() {
+                calls.finish().await;
+                report.stop_reason = Some(response.stop_reason);
+                return Ok(report.ended(Outcome::Done));
+            }
+            let results = self.finish_calls(calls, &uses, observer).await;
+            self.record(results, observer)?;
+            if cancel.is_cancelled() {
+                return Ok(report.ended(Outcome::Cancelled));
+            }
+        }
+        Ok(report)
+    }
+
+    /// Records the user's message, with what changed among the deferred tools and the tools
+    /// prefetched for it.
+    fn begin_turn(&mut self, user_text: &str, observer: &Observer) -> anyhow::Result<()> {
+        let first = !self.messages.iter().any(|m| m.role == Role::User);
+        let mut content = vec![Block::Text {
+            text: user_text.to_owned(),
+        }];
+        content.extend(self.pool_notes());
+        let prefetched = self.runtime.pool.prefetch(user_text, first);
+        if !prefetched.is_empty() {
+            content.push(Block::Text {
+                text: format!(
+                    "<tool-discovery>Deferred tools that may help, already loaded: {}</tool-discovery>",
+                    prefetched.join(", ")
+                ),
+            });
+        }
+        self.record(
+            Message {
+                role: Role::User,
+                content,
+            },
+            observer,
+        )
+    }
+
+    /// The next request: the whole conversation and the tools the pool chooses now.
+    fn request(&self) -> ModelRequest {
+        ModelRequest {
+            model: self.model.clone(),
+            system: vec![self.system.clone()],
+            messages: self.messages.clone(),
+            tools: self.runtime.pool.request_tools(),
+            max_tokens: self.max_tokens,
+        }
+    }
+
+    /// Streams one assistant message: text and reasoning go to the observer, and each call
+    /// starts as soon as the provider reports it complete.
+    async fn stream_message(
+        &self,
+        request: &ModelRequest,
+        calls: &mut MessageCalls,
+        cancel: &CancellationToken,
+        observer: &Observer,
+    ) -> Result<Response, ProviderError> {
+        let mut events = self.provider.stream(request, cancel);
+        while let Some(event) = events.next().await {
+            match event? {
+                StreamEvent::TextDelta(text) => observer(AgentEvent::Text { text }),
+                StreamEvent::ThinkingDelta(text) => observer(AgentEvent::Thinking { text }),
+                StreamEvent::ToolUseStarted { .. } => {}
+                StreamEvent::ToolCall(call) => calls.start(call),
+                StreamEvent::Retrying {
+                    attempt, reason, ..
+                } => {
+                    // What the failed attempt streamed is void, and the retry streams it again.
+                    calls.discard_attempt();
+                    observer(AgentEvent::Retrying { attempt, reason });
+                }
+                StreamEvent::Finished(response) => {
+                    // The message is complete: the calls held back until now may start.
+                    calls.release();
+                    return Ok(response);
+                }
+            }
+        }
+        Err(ProviderError::Stream(
+            "the response stream ended without an answer".to_owned(),
+        ))
+    }
+
+    /// Waits for the message's calls and answers each `tool_use` block, in the message's order,
+    /// with the result of the call of the same id.
+    async fn finish_calls(
+        &self,
+        calls: MessageCalls,
+        uses: &[(String, String)],
+        observer: &Observer,
+    ) -> Message {
+        let mut results: BTreeMap<String, ToolResult> = calls
+            .finish()
+            .await
+            .into_iter()
+            .map(|result| (result.tool_use_id.clone(), result))
+            .collect();
+        let mut content = Vec::with_capacity(uses.len());
+        for (id, name) in uses {
+            let result = results.remove(id).unwrap_or_else(|| {
+                ToolResult::error(id, "the call did not run; the provider never reported it")
+            });
+            observer(AgentEvent::ToolResult {
+                name: name.clone(),
+                result: result.clone(),
+            });
+            content.push(Block::ToolResult(result));
+        }
+        content.extend(self.pool_notes());
+        Message {
+            role: Role::User,
+            content,
+        }
+    }
+
     fn record(&mut self, message: Message, observer: &Observer) -> anyhow::Result<()> {
         self.transcript.message(&message)?;
         observer(AgentEvent::Message {
@@ -151,183 +329,91 @@ impl Agent {
             .map(|text| Block::Text { text })
             .collect()
     }
-
-    /// Runs one user turn to its end.
-    pub async fn run_turn(
-        &mut self,
-        user_text: &str,
-        cancel: &CancellationToken,
-        observer: &Observer,
-    ) -> Result<TurnReport, anyhow::Error> {
-        let first = !self.messages.iter().any(|m| m.role == Role::User);
-        let mut content = vec![Block::Text {
-            text: user_text.to_owned(),
-        }];
-        content.extend(self.pool_notes());
-        let prefetched = self.runtime.pool.prefetch(user_text, first);
-        if !prefetched.is_empty() {
-            content.push(Block::Text {
-                text: format!(
-                    "<tool-discovery>Deferred tools that may help, already loaded: {}</tool-discovery>",
-                    prefetched.join(", ")
-                ),
-            });
-        }
-        self.record(
-            Message {
-                role: Role::User,
-                content,
-            },
-            observer,
-        )?;
-
-        let mut report = TurnReport {
-            outcome: Outcome::MaxTurns,
-            text: String::new(),
-            requests: 0,
-            usage: Usage::default(),
-            stop_reason: None,
-        };
-        while report.requests < self.max_turns {
-            report.requests += 1;
-            let tools = self.runtime.pool.request_tools();
-            let request = ModelRequest {
-                model: self.model.clone(),
-                system: vec![self.system.clone()],
-                messages: self.messages.clone(),
-                tools: match self.provider.format() {
-                    ToolFormat::Anthropic => anthropic::render_tools(&tools),
-                    ToolFormat::OpenAi => openai::render_tools(&tools),
-                },
-                max_tokens: self.max_tokens,
-            };
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ExecutionEvent>();
-            let forward = {
-                let observer = Arc::clone(observer);
-                tokio::spawn(async move {
-                    while let Some(event) = rx.recv().await {
-                        observer(AgentEvent::Tool { event });
-                    }
-                })
-            };
-            let mut attempt = cancel.child_token();
-            let mut batch = self
-                .runtime
-                .executor
-                .batch(attempt.clone(), Some(tx.clone()));
-            let mut discarded = Vec::new();
-            let mut started: BTreeSet<String> = BTreeSet::new();
-            let response = {
-                let observer = Arc::clone(observer);
-                let executor = self.runtime.executor.clone();
-                let mut on_event = |event: StreamEvent| match event {
-                    StreamEvent::TextDelta(text) => observer(AgentEvent::Text { text }),
-                    StreamEvent::ThinkingDelta(text) => observer(AgentEvent::Thinking { text }),
-                    StreamEvent::ToolUseStarted { .. } => {}
-                    StreamEvent::ToolUseComplete {
-                        id,
-                        name,
-                        input_json,
-                    } => {
-                        started.insert(id.clone());
-                        batch.push(ToolCall::from_json_text(id, name, &input_json));
-                    }
-                    StreamEvent::Retrying {
-                        attempt: number,
-                        reason,
-                        ..
-                    } => {
-                        // What the failed attempt streamed is void: calls it started are
-                        // cancelled and their results dropped; the retry starts afresh.
-                        if !started.is_empty() {
-                            attempt.cancel();
-                            attempt = cancel.child_token();
-                            let old = std::mem::replace(
-                                &mut batch,
-                                executor.batch(attempt.clone(), Some(tx.clone())),
-                            );
-                            discarded.push(old);
-                            started.clear();
-                        }
-                        observer(AgentEvent::Retrying {
-                            attempt: number,
-                            reason,
-                        });
-                    }
-                };
-                self.provider.stream(&request, &mut on_event, cancel).await
-            };
-            drop(tx);
-            for old in discarded {
-                let _ = old.finish().await;
-            }
-            let response = match response {
-                Ok(response) => response,
-                Err(ProviderError::Cancelled) => {
-                    // The message never completed: its calls are cancelled and it is not kept.
-                    let _ = batch.finish().await;
-                    let _ = forward.await;
-                    report.outcome = Outcome::Cancelled;
-                    return Ok(report);
-                }
-                Err(err) => {
-                    let _ = batch.finish().await;
-                    let _ = forward.await;
-                    return Err(err.into());
-                }
-            };
-            add_usage(&mut report.usage, &response.usage);
-            let calls: Vec<(String, String, serde_json::Value)> = response
-                .message
-                .tool_uses()
-                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
-                .collect();
-            for (id, name, input) in &calls {
-                if !started.contains(id) {
-                    batch.push(ToolCall::new(id.clone(), name.clone(), input.clone()));
-                }
-            }
-            let text = response.message.text();
-            if !text.is_empty() {
-                report.text = text;
-            }
-            self.record(response.message, observer)?;
-            if calls.is_empty() {
-                let _ = batch.finish().await;
-                let _ = forward.await;
-                report.outcome = Outcome::Done;
-                report.stop_reason = Some(response.stop_reason);
-                return Ok(report);
-            }
-            let results = batch.finish().await;
-            let _ = forward.await;
-            for ((_, name, _), result) in calls.iter().zip(&results) {
-                observer(AgentEvent::ToolResult {
-                    name: name.clone(),
-                    result: result.clone(),
-                });
-            }
-            let mut content: Vec<Block> = results.into_iter().map(Block::ToolResult).collect();
-            content.extend(self.pool_notes());
-            self.record(
-                Message {
-                    role: Role::User,
-                    content,
-                },
-                observer,
-            )?;
-            if cancel.is_cancelled() {
-                report.outcome = Outcome::Cancelled;
-                return Ok(report);
-            }
-        }
-        Ok(report)
-    }
 }
 
-fn add_usage(total: &mut Usage, more: &Usage) {
-    total.input_tokens += more.input_tokens;
-    total.output_tokens += more.output_tokens;
-    total.cache_read_input_tokens += more.cache_read_input_tokens;
-    total.cache_creation_input_tokens += more.cache_creation_input_tokens;
+/// The id and tool name of each `tool_use` block of a message, in order.
+fn tool_use_names(message: &Message) -> Vec<(String, String)> {
+    message
+        .tool_uses()
+        .map(|(id, name, _)| (id.to_owned(), name.to_owned()))
+        .collect()
+}
+
+/// The tool calls of one assistant message, each started as soon as the provider reports it.
+struct MessageCalls {
+    executor: Executor,
+    /// The turn's token; each attempt's calls run under a child of it.
+    turn: CancellationToken,
+    attempt: CancellationToken,
+    batch: Batch,
+    /// How many calls this attempt started.
+    started: usize,
+    /// The batches of attempts a retry made void: cancelled, still to be awaited.
+    discarded: Vec<Batch>,
+    progress: UnboundedSender<ExecutionEvent>,
+    /// Passes the calls' progress on to the observer.
+    forward: JoinHandle<()>,
+}
+
+impl MessageCalls {
+    fn new(executor: &Executor, turn: &CancellationToken, observer: &Observer) -> Self {
+        let (progress, mut events) = unbounded_channel::<ExecutionEvent>();
+        let observer = Arc::clone(observer);
+        let forward = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                observer(AgentEvent::Tool { event });
+            }
+        });
+        let attempt = turn.child_token();
+        Self {
+            batch: executor.batch(attempt.clone(), Some(progress.clone())),
+            executor: executor.clone(),
+            turn: turn.clone(),
+            attempt,
+            started: 0,
+            discarded: Vec::new(),
+            progress,
+            forward,
+        }
+    }
+
+    /// Starts a call that only reads at once; holds any other (and every later one) until the
+    /// message is complete, so that a retried stream cannot repeat a side effect.
+    fn start(&mut self, call: ToolCall) {
+        self.started += 1;
+        self.batch.push_streamed(call);
+    }
+
+    /// The message is complete: starts the held calls.
+    fn release(&mut self) {
+        self.batch.release();
+    }
+
+    /// A retry voids the failed attempt: the calls it started are cancelled and their results
+    /// dropped.
+    fn discard_attempt(&mut self) {
+        if self.started == 0 {
+            return;
+        }
+        self.attempt.cancel();
+        self.attempt = self.turn.child_token();
+        let fresh = self
+            .executor
+            .batch(self.attempt.clone(), Some(self.progress.clone()));
+        self.discarded
+            .push(std::mem::replace(&mut self.batch, fresh));
+        self.started = 0;
+    }
+
+    /// Waits for every call, the cancelled ones too, and for their progress to reach the
+    /// observer; returns the results of the calls of the attempt that counted.
+    async fn finish(self) -> Vec<ToolResult> {
+        for old in self.discarded {
+            let _ = old.finish().await;
+        }
+        let results = self.batch.finish().await;
+        drop(self.progress);
+        let _ = self.forward.await;
+        results
+    }
 }

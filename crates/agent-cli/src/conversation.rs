@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tool_core::ToolResult;
+use tool_core::{ToolCall, ToolResult};
 
 /// Who said it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +47,17 @@ pub enum Block {
     },
     /// A tool's answer.
     ToolResult(ToolResult),
+}
+
+impl From<ToolCall> for Block {
+    /// The `tool_use` block of a call, with the input the provider parsed.
+    fn from(call: ToolCall) -> Self {
+        Self::ToolUse {
+            id: call.id,
+            name: call.name,
+            input: call.input,
+        }
+    }
 }
 
 /// One message.
@@ -118,4 +129,13 @@ pub struct Usage {
     pub cache_read_input_tokens: u64,
     /// Input tokens written to the prompt cache.
     pub cache_creation_input_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, more: Self) {
+        self.input_tokens += more.input_tokens;
+        self.output_tokens += more.output_tokens;
+        self.cache_read_input_tokens += more.cache_read_input_tokens;
+        self.cache_creation_input_tokens += more.cache_creation_input_tokens;
+    }
 }

@@ -1,17 +1,20 @@
 //! Anthropic's Messages API, streamed over server-sent events.
 
-use std::collections::BTreeMap;
+mod wire;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
-use tool_core::{CancellationToken, Content, ToolResult};
-use tool_pool::RequestTools;
+use std::collections::{BTreeMap, VecDeque};
 
+use serde_json::Value;
+use tool_core::{CancellationToken, ToolCall};
+
+pub use wire::{render_tool_result, render_tools, request_body};
+
+use self::wire::{ContentBlock, Delta, Event, Usage as WireUsage};
 use super::config::{ANTHROPIC_API_KEY, ProviderConfig};
-use super::http::{
-    Decoder, Endpoint, Failure, SseEvent, Transient, classify_stream_error, parse_tool_input,
+use super::transport::{
+    Decoder, Endpoint, EndpointSpec, Failure, Transient, classify_stream_error,
 };
-use super::{ModelRequest, Provider, ProviderError, Response, StreamEvent, ToolFormat};
+use super::{EventStream, ModelRequest, Provider, ProviderError, Response, StreamEvent};
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
 
 /// The API version this client speaks.
@@ -35,14 +38,14 @@ impl AnthropicProvider {
         if let Some(key) = &config.api_key {
             headers.push(("x-api-key", key.clone()));
         }
-        let endpoint = Endpoint::new(
-            format!("{base}/v1/messages"),
-            config.base_url.clone(),
+        let endpoint = Endpoint::new(EndpointSpec {
+            url: format!("{base}/v1/messages"),
+            base_url: config.base_url.clone(),
             headers,
-            config.retry_policy(),
-            ANTHROPIC_API_KEY,
-            "check the address and your network connection".to_owned(),
-        )?;
+            policy: config.retry_policy(),
+            key_env: ANTHROPIC_API_KEY,
+            unreachable_hint: "check the address and your network connection".to_owned(),
+        })?;
         Ok(Self {
             endpoint,
             model: config.model.clone(),
@@ -50,166 +53,26 @@ impl AnthropicProvider {
     }
 }
 
-#[async_trait]
 impl Provider for AnthropicProvider {
-    fn format(&self) -> ToolFormat {
-        ToolFormat::Anthropic
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        events: &mut (dyn FnMut(StreamEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Result<Response, ProviderError> {
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        cancel: &'a CancellationToken,
+    ) -> EventStream<'a> {
         let mut body = request_body(request);
         if request.model.is_empty() {
             body["model"] = Value::String(self.model.clone());
         }
-        self.endpoint
-            .stream(&body, AnthropicDecoder::default, events, cancel)
-            .await
+        self.endpoint.stream::<AnthropicDecoder>(&body, cancel)
     }
-}
-
-/// The JSON body of a streaming Messages API request.
-///
-/// The first system block is the stable prompt and carries a cache breakpoint; the last block
-/// of a final user message carries another, so each turn reads the previous turns from the
-/// cache. The tools array is sent as given (tool-pool already marked its stable prefix).
-pub fn request_body(request: &ModelRequest) -> Value {
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "stream": true,
-        "messages": render_messages(&request.messages),
-    });
-    if !request.system.is_empty() {
-        let system: Vec<Value> = request
-            .system
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let mut block = json!({"type": "text", "text": text});
-                if i == 0 {
-                    block["cache_control"] = json!({"type": "ephemeral"});
-                }
-                block
-            })
-            .collect();
-        body["system"] = Value::Array(system);
-    }
-    if request
-        .tools
-        .as_array()
-        .is_some_and(|tools| !tools.is_empty())
-    {
-        body["tools"] = request.tools.clone();
-    }
-    body
-}
-
-fn render_messages(messages: &[Message]) -> Value {
-    let mut rendered: Vec<Value> = messages
-        .iter()
-        .map(|message| {
-            let role = match message.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            let content: Vec<Value> = message.content.iter().filter_map(render_block).collect();
-            json!({"role": role, "content": content})
-        })
-        .collect();
-    // A breakpoint on the newest user block caches the whole conversation for the next turn.
-    if let Some(last) = rendered.last_mut()
-        && last["role"] == "user"
-        && let Some(block) = last["content"].as_array_mut().and_then(|c| c.last_mut())
-    {
-        block["cache_control"] = json!({"type": "ephemeral"});
-    }
-    Value::Array(rendered)
-}
-
-fn render_block(block: &Block) -> Option<Value> {
-    Some(match block {
-        // The API rejects empty text blocks.
-        Block::Text { text } if text.is_empty() => return None,
-        Block::Text { text } => json!({"type": "text", "text": text}),
-        Block::Thinking {
-            thinking,
-            signature,
-        } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
-        Block::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-        Block::ToolUse { id, name, input } => {
-            // The API takes only an object; input that did not parse goes back empty, and the
-            // tool's error result tells the model what was wrong with it.
-            let input = if input.is_object() {
-                input.clone()
-            } else {
-                json!({})
-            };
-            json!({"type": "tool_use", "id": id, "name": name, "input": input})
-        }
-        Block::ToolResult(result) => render_tool_result(result),
-    })
-}
-
-/// The tools array, with a cache breakpoint on the last tool of the stable part: everything up
-/// to it stays byte-identical from request to request, so the prompt cache keeps hitting.
-pub fn render_tools(tools: &RequestTools) -> Value {
-    let rendered: Vec<Value> = tools
-        .declarations()
-        .iter()
-        .enumerate()
-        .map(|(i, tool)| {
-            let mut entry = json!({
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": tool.input_schema,
-            });
-            if i + 1 == tools.stable_len {
-                entry["cache_control"] = json!({"type": "ephemeral"});
-            }
-            entry
-        })
-        .collect();
-    Value::Array(rendered)
-}
-
-/// A `tool_result` content block.
-pub fn render_tool_result(result: &ToolResult) -> Value {
-    let content: Vec<Value> = result
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => json!({"type": "text", "text": text}),
-            Content::Image { media_type, data } => json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": media_type, "data": data},
-            }),
-        })
-        .collect();
-    let mut block = json!({
-        "type": "tool_result",
-        "tool_use_id": result.tool_use_id,
-        "content": content,
-    });
-    if result.is_error {
-        block["is_error"] = Value::Bool(true);
-    }
-    block
 }
 
 /// A content block while it streams.
 #[derive(Debug)]
 enum Partial {
-    Text(String),
-    Thinking {
-        thinking: String,
-        signature: String,
-    },
-    Redacted(String),
+    /// Text and reasoning grow in place.
+    Block(Block),
+    /// A tool call whose input is still arriving as JSON text.
     ToolUse {
         id: String,
         name: String,
@@ -220,195 +83,59 @@ enum Partial {
 impl Partial {
     fn into_block(self) -> Block {
         match self {
-            Self::Text(text) => Block::Text { text },
-            Self::Thinking {
-                thinking,
-                signature,
-            } => Block::Thinking {
-                thinking,
-                signature,
-            },
-            Self::Redacted(data) => Block::RedactedThinking { data },
-            Self::ToolUse { id, name, json } => Block::ToolUse {
-                id,
-                name,
-                input: parse_tool_input(&json),
-            },
+            Self::Block(block) => block,
+            // `AnthropicDecoder::finish` has closed every call, so this is never reached.
+            Self::ToolUse { id, name, json } => ToolCall::from_json_text(id, name, &json).into(),
         }
     }
 }
 
-/// Turns the Messages API event stream into events and a response.
+/// Turns the Messages API's events into stream events and a response.
 #[derive(Debug, Default)]
 struct AnthropicDecoder {
-    blocks: BTreeMap<u64, Partial>,
+    blocks: BTreeMap<usize, Partial>,
     stop_reason: Option<StopReason>,
     usage: Usage,
     stopped: bool,
 }
 
-fn usage_field(usage: &Value, name: &str) -> Option<u64> {
-    usage.get(name).and_then(Value::as_u64)
-}
-
-impl AnthropicDecoder {
-    fn read_usage(&mut self, usage: &Value) {
-        if let Some(n) = usage_field(usage, "input_tokens") {
-            self.usage.input_tokens = n;
-        }
-        if let Some(n) = usage_field(usage, "output_tokens") {
-            self.usage.output_tokens = n;
-        }
-        if let Some(n) = usage_field(usage, "cache_read_input_tokens") {
-            self.usage.cache_read_input_tokens = n;
-        }
-        if let Some(n) = usage_field(usage, "cache_creation_input_tokens") {
-            self.usage.cache_creation_input_tokens = n;
-        }
-    }
-}
-
-fn stop_reason(name: &str) -> StopReason {
-    match name {
-        "end_turn" => StopReason::EndTurn,
-        "tool_use" => StopReason::ToolUse,
-        "max_tokens" => StopReason::MaxTokens,
-        "stop_sequence" => StopReason::StopSequence,
-        "refusal" => StopReason::Refusal,
-        other => StopReason::Other(other.to_owned()),
-    }
-}
-
-fn malformed(what: &str) -> Failure {
-    Failure::Fatal(ProviderError::Stream(format!("malformed {what} event")))
-}
-
 impl Decoder for AnthropicDecoder {
-    fn event(
-        &mut self,
-        event: &SseEvent,
-        events: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<(), Failure> {
-        let data: Value = serde_json::from_str(&event.data).map_err(|err| {
+    fn event(&mut self, data: &str, out: &mut VecDeque<StreamEvent>) -> Result<(), Failure> {
+        let event: Event = serde_json::from_str(data).map_err(|err| {
             Failure::Fatal(ProviderError::Stream(format!(
-                "an event is not JSON ({err}): {}",
-                event.data
+                "an event is not understood ({err}): {data}"
             )))
         })?;
-        let kind = data
-            .get("type")
-            .and_then(Value::as_str)
-            .or(event.event.as_deref())
-            .unwrap_or_default();
-        let index = data.get("index").and_then(Value::as_u64);
-        match kind {
-            "message_start" => {
-                if let Some(usage) = data.pointer("/message/usage") {
-                    self.read_usage(usage);
+        match event {
+            Event::MessageStart { message } => self.read_usage(message.usage),
+            Event::ContentBlockStart {
+                index,
+                content_block,
+            } => self.start_block(index, content_block, out),
+            Event::ContentBlockDelta { index, delta } => self.extend_block(index, delta, out),
+            Event::ContentBlockStop { index } => self.close_block(index, out),
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(stop_reason(&reason));
                 }
+                self.read_usage(usage);
             }
-            "content_block_start" => {
-                let index = index.ok_or_else(|| malformed(kind))?;
-                let block = data.get("content_block").ok_or_else(|| malformed(kind))?;
-                let text = |field: &str| {
-                    block
-                        .get(field)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                let partial = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => Partial::Text(text("text")),
-                    Some("thinking") => Partial::Thinking {
-                        thinking: text("thinking"),
-                        signature: text("signature"),
-                    },
-                    Some("redacted_thinking") => Partial::Redacted(text("data")),
-                    Some("tool_use") => {
-                        let (id, name) = (text("id"), text("name"));
-                        events(StreamEvent::ToolUseStarted {
-                            id: id.clone(),
-                            name: name.clone(),
-                        });
-                        Partial::ToolUse {
-                            id,
-                            name,
-                            json: String::new(),
-                        }
-                    }
-                    // Block types this client does not know (server tools, citations) are left
-                    // out rather than failing the turn.
-                    _ => return Ok(()),
-                };
-                if let Partial::Text(text) = &partial
-                    && !text.is_empty()
-                {
-                    events(StreamEvent::TextDelta(text.clone()));
-                }
-                self.blocks.insert(index, partial);
-            }
-            "content_block_delta" => {
-                let index = index.ok_or_else(|| malformed(kind))?;
-                let delta = data.get("delta").ok_or_else(|| malformed(kind))?;
-                let piece =
-                    |field: &str| delta.get(field).and_then(Value::as_str).unwrap_or_default();
-                match (
-                    self.blocks.get_mut(&index),
-                    delta.get("type").and_then(Value::as_str),
-                ) {
-                    (Some(Partial::Text(text)), Some("text_delta")) => {
-                        let piece = piece("text");
-                        text.push_str(piece);
-                        events(StreamEvent::TextDelta(piece.to_owned()));
-                    }
-                    (Some(Partial::Thinking { thinking, .. }), Some("thinking_delta")) => {
-                        let piece = piece("thinking");
-                        thinking.push_str(piece);
-                        events(StreamEvent::ThinkingDelta(piece.to_owned()));
-                    }
-                    (Some(Partial::Thinking { signature, .. }), Some("signature_delta")) => {
-                        signature.push_str(piece("signature"));
-                    }
-                    (Some(Partial::ToolUse { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(piece("partial_json"));
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_stop" => {
-                let index = index.ok_or_else(|| malformed(kind))?;
-                if let Some(Partial::ToolUse { id, name, json }) = self.blocks.get(&index) {
-                    events(StreamEvent::ToolUseComplete {
-                        id: id.clone(),
-                        name: name.clone(),
-                        input_json: json.clone(),
-                    });
-                }
-            }
-            "message_delta" => {
-                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(stop_reason(reason));
-                }
-                if let Some(usage) = data.get("usage") {
-                    self.read_usage(usage);
-                }
-            }
-            "message_stop" => self.stopped = true,
-            "error" => {
-                let error = data.get("error").unwrap_or(&data);
-                return Err(classify_stream_error(error, ANTHROPIC_API_KEY));
-            }
-            // "ping" and event types added later.
-            _ => {}
+            Event::MessageStop => self.stopped = true,
+            Event::Error { error } => return Err(classify_stream_error(&error, ANTHROPIC_API_KEY)),
+            Event::Ping | Event::Unknown => {}
         }
         Ok(())
     }
 
-    fn finish(self, _events: &mut (dyn FnMut(StreamEvent) + Send)) -> Result<Response, Failure> {
+    fn finish(mut self, out: &mut VecDeque<StreamEvent>) -> Result<Response, Failure> {
         if !self.stopped {
             return Err(Failure::Transient(Transient::stream(
                 "the response stream ended before message_stop",
             )));
+        }
+        let open: Vec<usize> = self.blocks.keys().copied().collect();
+        for index in open {
+            self.close_block(index, out);
         }
         let content: Vec<Block> = self.blocks.into_values().map(Partial::into_block).collect();
         let stop_reason = self.stop_reason.unwrap_or_else(|| {
@@ -426,5 +153,174 @@ impl Decoder for AnthropicDecoder {
             stop_reason,
             usage: self.usage,
         })
+    }
+}
+
+impl AnthropicDecoder {
+    fn read_usage(&mut self, usage: Option<WireUsage>) {
+        let Some(usage) = usage else {
+            return;
+        };
+        let fields = [
+            (usage.input_tokens, &mut self.usage.input_tokens),
+            (usage.output_tokens, &mut self.usage.output_tokens),
+            (
+                usage.cache_read_input_tokens,
+                &mut self.usage.cache_read_input_tokens,
+            ),
+            (
+                usage.cache_creation_input_tokens,
+                &mut self.usage.cache_creation_input_tokens,
+            ),
+        ];
+        for (value, field) in fields {
+            if let Some(value) = value {
+                *field = value;
+            }
+        }
+    }
+
+    fn start_block(&mut self, index: usize, block: ContentBlock, out: &mut VecDeque<StreamEvent>) {
+        let partial = match block {
+            ContentBlock::Text { text } => {
+                if !text.is_empty() {
+                    out.push_back(StreamEvent::TextDelta(text.clone()));
+                }
+                Partial::Block(Block::Text { text })
+            }
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => Partial::Block(Block::Thinking {
+                thinking,
+                signature,
+            }),
+            ContentBlock::RedactedThinking { data } => {
+                Partial::Block(Block::RedactedThinking { data })
+            }
+            ContentBlock::ToolUse { id, name } => {
+                out.push_back(StreamEvent::ToolUseStarted {
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                Partial::ToolUse {
+                    id,
+                    name,
+                    json: String::new(),
+                }
+            }
+            // Blocks this client does not know are left out rather than failing the turn.
+            ContentBlock::Other => return,
+        };
+        self.blocks.insert(index, partial);
+    }
+
+    fn extend_block(&mut self, index: usize, delta: Delta, out: &mut VecDeque<StreamEvent>) {
+        let Some(partial) = self.blocks.get_mut(&index) else {
+            return;
+        };
+        match (partial, delta) {
+            (Partial::Block(Block::Text { text }), Delta::Text { text: piece }) => {
+                text.push_str(&piece);
+                out.push_back(StreamEvent::TextDelta(piece));
+            }
+            (
+                Partial::Block(Block::Thinking { thinking, .. }),
+                Delta::Thinking { thinking: piece },
+            ) => {
+                thinking.push_str(&piece);
+                out.push_back(StreamEvent::ThinkingDelta(piece));
+            }
+            (
+                Partial::Block(Block::Thinking { signature, .. }),
+                Delta::Signature { signature: piece },
+            ) => signature.push_str(&piece),
+            (Partial::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                json.push_str(&partial_json);
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call's block is complete: its input is parsed, once, and the call reported.
+    fn close_block(&mut self, index: usize, out: &mut VecDeque<StreamEvent>) {
+        let Some(partial) = self.blocks.get_mut(&index) else {
+            return;
+        };
+        if let Partial::ToolUse { id, name, json } = partial {
+            let call = ToolCall::from_json_text(std::mem::take(id), std::mem::take(name), json);
+            out.push_back(StreamEvent::ToolCall(call.clone()));
+            *partial = Partial::Block(call.into());
+        }
+    }
+}
+
+fn stop_reason(name: &str) -> StopReason {
+    match name {
+        "end_turn" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence,
+        "refusal" => StopReason::Refusal,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn decode(events: &[Value]) -> (Result<Response, Failure>, Vec<StreamEvent>) {
+        let mut decoder = AnthropicDecoder::default();
+        let mut out = VecDeque::new();
+        for event in events {
+            if let Err(failure) = decoder.event(&event.to_string(), &mut out) {
+                return (Err(failure), out.into());
+            }
+        }
+        let result = decoder.finish(&mut out);
+        (result, out.into())
+    }
+
+    #[test]
+    fn a_call_left_open_is_reported_when_the_message_stops() {
+        let (result, events) = decode(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "toolu_1", "name": "glob", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"pattern\":\"*.rs\"}"}}),
+            json!({"type": "message_stop"}),
+        ]);
+        let call = ToolCall::new("toolu_1", "glob", json!({"pattern": "*.rs"}));
+        assert_eq!(events.last(), Some(&StreamEvent::ToolCall(call.clone())));
+        let response = result.unwrap();
+        assert_eq!(response.message.content, vec![Block::from(call)]);
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn unknown_events_and_blocks_are_skipped() {
+        let (result, _) = decode(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "server_tool_use", "id": "s", "name": "web_search"}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "citations_delta", "citation": {}}}),
+            json!({"type": "something_new", "detail": 1}),
+            json!({"type": "message_stop"}),
+        ]);
+        assert!(result.unwrap().message.content.is_empty());
+    }
+
+    #[test]
+    fn a_malformed_event_is_a_stream_error() {
+        let (result, _) = decode(&[json!({"type": "content_block_stop"})]);
+        assert!(matches!(
+            result,
+            Err(Failure::Fatal(ProviderError::Stream(m))) if m.contains("not understood")
+        ));
     }
 }

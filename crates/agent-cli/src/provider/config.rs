@@ -2,13 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
-
-use super::anthropic::AnthropicProvider;
-use super::http::RetryPolicy;
-use super::openai::OpenAiProvider;
-use super::{Provider, ProviderError};
 
 /// The environment variable with the Anthropic API key.
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
@@ -193,12 +187,27 @@ impl ProviderConfig {
     }
 }
 
-/// Builds the provider a configuration describes.
-pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
-    Ok(match config.kind {
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
-        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
-    })
+/// How retries are spaced.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// The delay before the first retry; each later one doubles it.
+    pub base_delay: Duration,
+    /// The longest delay, also the cap on a server's `retry-after`.
+    pub max_delay: Duration,
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `retry` (1 for the first): deterministic exponential
+    /// backoff, so tests and users see the same spacing every time.
+    pub(crate) fn delay(&self, retry: u32) -> Duration {
+        let factor = 2u32.saturating_pow(retry.saturating_sub(1));
+        self.base_delay
+            .checked_mul(factor)
+            .unwrap_or(self.max_delay)
+            .min(self.max_delay)
+    }
 }
 
 #[cfg(test)]
@@ -282,6 +291,17 @@ mod tests {
             &[("ANTHROPIC_API_KEY", "sk-secret")],
         );
         assert!(!format!("{config:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let policy = RetryPolicy {
+            max_retries: 10,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+        };
+        let delays: Vec<u128> = (1..=6).map(|r| policy.delay(r).as_millis()).collect();
+        assert_eq!(delays, vec![100, 200, 400, 800, 1000, 1000]);
     }
 
     #[test]

@@ -2,14 +2,18 @@
 //! streaming.
 //!
 //! [`ProviderConfig::resolve`] picks the provider from flags, settings and the environment,
-//! [`build`] makes it, and [`Provider::stream`] sends one request, reporting
-//! [`StreamEvent`]s as the answer arrives. Transient failures (429, 529, 5xx, overload, broken
-//! connections) are retried with doubling delays; the rest come back as a [`ProviderError`]
-//! with a message for the user.
+//! [`build`] makes it, and [`Provider::stream`] sends one request and returns the answer as a
+//! stream of [`StreamEvent`]s that ends with [`StreamEvent::Finished`]. Each provider owns its
+//! wire format both ways: it renders the request (tools, messages, tool results) and reads its
+//! event stream into typed events, parsing each tool call's input once. Transient failures (429,
+//! 529, 5xx, overload, broken connections) are retried inside the stream with doubling delays,
+//! each announced by [`StreamEvent::Retrying`]; anything else ends the stream with a
+//! [`ProviderError`] with a message for the user.
 //!
 //! ```no_run
 //! use agent_cli::conversation::Message;
 //! use agent_cli::provider::{ModelRequest, ProviderChoice, ProviderConfig, StreamEvent, build};
+//! use futures::StreamExt as _;
 //!
 //! # async fn demo() -> anyhow::Result<()> {
 //! let config = ProviderConfig::resolve(
@@ -22,46 +26,45 @@
 //!     model: config.model.clone(),
 //!     system: vec!["You are a coding agent.".to_owned()],
 //!     messages: vec![Message::user_text("Say hello.")],
-//!     tools: serde_json::json!([]),
+//!     tools: tool_pool::RequestTools::default(),
 //!     max_tokens: 1024,
 //! };
 //! let cancel = tool_core::CancellationToken::new();
-//! let response = provider
-//!     .stream(
-//!         &request,
-//!         &mut |event| {
-//!             if let StreamEvent::TextDelta(text) = event {
-//!                 print!("{text}");
-//!             }
-//!         },
-//!         &cancel,
-//!     )
-//!     .await?;
-//! println!("\n{:?}", response.stop_reason);
+//! let mut events = provider.stream(&request, &cancel);
+//! while let Some(event) = events.next().await {
+//!     match event? {
+//!         StreamEvent::TextDelta(text) => print!("{text}"),
+//!         StreamEvent::Finished(response) => println!("\n{:?}", response.stop_reason),
+//!         _ => {}
+//!     }
+//! }
 //! # Ok(())
 //! # }
 //! ```
 
 pub mod anthropic;
 mod config;
-mod http;
 pub mod openai;
+mod transport;
 
-use async_trait::async_trait;
-use serde_json::Value;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use tool_core::{CancellationToken, ToolCall};
+use tool_pool::RequestTools;
 
 pub use anthropic::AnthropicProvider;
 pub use config::{
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_LOCAL_BASE_URL, DEFAULT_LOCAL_MODEL, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL,
-    OPENAI_API_KEY, OPENAI_BASE_URL, ProviderChoice, ProviderConfig, ProviderKind, build,
+    OPENAI_API_KEY, OPENAI_BASE_URL, ProviderChoice, ProviderConfig, ProviderKind,
 };
 pub use openai::OpenAiProvider;
 
 use crate::conversation::{Message, StopReason, Usage};
 
 /// What one model request carries, in neutral form; each provider renders it to its wire format.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ModelRequest {
     /// The model's name.
     pub model: String,
@@ -69,9 +72,9 @@ pub struct ModelRequest {
     pub system: Vec<String>,
     /// The conversation so far.
     pub messages: Vec<Message>,
-    /// The tools array, already rendered for this provider ([`anthropic::render_tools`] or
-    /// [`openai::render_tools`]).
-    pub tools: Value,
+    /// The tools, as the pool chose them; the provider renders them (and, for Anthropic, puts
+    /// the cache breakpoint where the stable part ends).
+    pub tools: RequestTools,
     /// The most output tokens.
     pub max_tokens: u32,
 }
@@ -90,19 +93,14 @@ pub enum StreamEvent {
         /// The tool's name.
         name: String,
     },
-    /// A tool call's block is complete: it can start now, while the model goes on.
-    ToolUseComplete {
-        /// The call's id.
-        id: String,
-        /// The tool's name.
-        name: String,
-        /// The input as streamed (JSON text).
-        input_json: String,
-    },
+    /// A tool call is complete and its input parsed: it can start now, while the model goes
+    /// on. Every `tool_use` block of the finished message comes first as one of these, with the
+    /// same input.
+    ToolCall(ToolCall),
     /// The request is being retried after a transient failure. Whatever the failed attempt
     /// streamed before this event is void: the retry streams the whole answer again, so the
-    /// caller drops partial text and cancels (or ignores the results of) tool calls it started
-    /// on that attempt's `ToolUseComplete` events.
+    /// caller drops partial text and cancels (or ignores the results of) the calls it started
+    /// on that attempt's [`StreamEvent::ToolCall`] events.
     Retrying {
         /// Which attempt is next (2 for the first retry).
         attempt: u32,
@@ -111,6 +109,8 @@ pub enum StreamEvent {
         /// How long until it.
         delay_ms: u64,
     },
+    /// The answer is complete: the last event of a stream that did not fail.
+    Finished(Response),
 }
 
 /// A finished assistant message.
@@ -177,27 +177,26 @@ pub enum ProviderError {
     Cancelled,
 }
 
-/// A model provider.
-#[async_trait]
-pub trait Provider: Send + Sync {
-    /// Which wire format the tools array must be rendered in.
-    fn format(&self) -> ToolFormat;
+/// The answer to one request as it arrives: events, then [`StreamEvent::Finished`], or an error
+/// that ends the stream.
+pub type EventStream<'a> = BoxStream<'a, Result<StreamEvent, ProviderError>>;
 
-    /// Sends a request and streams the response, reporting events as they arrive; retries
-    /// transient failures (429, 529, overload, reset connections) with backoff.
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        events: &mut (dyn FnMut(StreamEvent) + Send),
-        cancel: &tool_core::CancellationToken,
-    ) -> Result<Response, ProviderError>;
+/// A model provider.
+pub trait Provider: Send + Sync {
+    /// Sends `request` and streams the answer. Transient failures (429, 529, overload, reset
+    /// connections) are retried with backoff inside the stream. Once `cancel` fires, the next
+    /// item is [`ProviderError::Cancelled`]; dropping the stream drops the request.
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        cancel: &'a CancellationToken,
+    ) -> EventStream<'a>;
 }
 
-/// The tools-array format a provider wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolFormat {
-    /// Anthropic's `tools` with `input_schema`.
-    Anthropic,
-    /// OpenAI's function tools.
-    OpenAi,
+/// Builds the provider a configuration describes.
+pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
+    Ok(match config.kind {
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
+        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
+    })
 }

@@ -1,19 +1,21 @@
 //! OpenAI-compatible chat completions, streamed: OpenAI itself and local servers such as Ollama,
 //! llama.cpp and vLLM.
 
-use std::collections::BTreeMap;
+mod wire;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
-use tool_core::{CancellationToken, Content, ToolResult};
-use tool_pool::RequestTools;
+use std::collections::{BTreeMap, VecDeque};
 
+use serde_json::Value;
+use tool_core::{CancellationToken, ToolCall};
+
+pub use wire::{TokenLimitField, render_tool_result, render_tools, request_body};
+
+use self::wire::{Arguments, CallDelta, ChoiceDelta, Chunk, ChunkUsage};
 use super::config::{OPENAI_API_KEY, ProviderConfig};
-use super::http::{
-    Decoder, Endpoint, Failure, SseEvent, Transient, classify_stream_error, is_local,
-    parse_tool_input,
+use super::transport::{
+    Decoder, Endpoint, EndpointSpec, Failure, Transient, classify_stream_error, is_local,
 };
-use super::{ModelRequest, Provider, ProviderError, Response, StreamEvent, ToolFormat};
+use super::{EventStream, ModelRequest, Provider, ProviderError, Response, StreamEvent};
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
 
 /// A client for an OpenAI-compatible chat completions endpoint.
@@ -21,33 +23,6 @@ pub struct OpenAiProvider {
     endpoint: Endpoint,
     model: String,
     token_limit_field: TokenLimitField,
-}
-
-/// Which field carries the output token limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenLimitField {
-    /// `max_completion_tokens`: OpenAI's own API, whose reasoning models refuse `max_tokens`.
-    MaxCompletionTokens,
-    /// `max_tokens`: what local OpenAI-compatible servers understand.
-    MaxTokens,
-}
-
-impl TokenLimitField {
-    /// The field for an endpoint: OpenAI's own API gets the new name, everything else the old.
-    pub fn for_base_url(base_url: &str) -> Self {
-        if base_url.contains("api.openai.com") {
-            Self::MaxCompletionTokens
-        } else {
-            Self::MaxTokens
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::MaxCompletionTokens => "max_completion_tokens",
-            Self::MaxTokens => "max_tokens",
-        }
-    }
 }
 
 impl OpenAiProvider {
@@ -67,14 +42,14 @@ impl OpenAiProvider {
         } else {
             "check the address and your network connection"
         };
-        let endpoint = Endpoint::new(
-            format!("{base}/chat/completions"),
-            config.base_url.clone(),
+        let endpoint = Endpoint::new(EndpointSpec {
+            url: format!("{base}/chat/completions"),
+            base_url: config.base_url.clone(),
             headers,
-            config.retry_policy(),
-            OPENAI_API_KEY,
-            hint.to_owned(),
-        )?;
+            policy: config.retry_policy(),
+            key_env: OPENAI_API_KEY,
+            unreachable_hint: hint.to_owned(),
+        })?;
         Ok(Self {
             endpoint,
             model: config.model.clone(),
@@ -83,141 +58,18 @@ impl OpenAiProvider {
     }
 }
 
-#[async_trait]
 impl Provider for OpenAiProvider {
-    fn format(&self) -> ToolFormat {
-        ToolFormat::OpenAi
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        events: &mut (dyn FnMut(StreamEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Result<Response, ProviderError> {
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        cancel: &'a CancellationToken,
+    ) -> EventStream<'a> {
         let mut body = request_body(request, self.token_limit_field);
         if request.model.is_empty() {
             body["model"] = Value::String(self.model.clone());
         }
-        self.endpoint
-            .stream(&body, OpenAiDecoder::default, events, cancel)
-            .await
+        self.endpoint.stream::<OpenAiDecoder>(&body, cancel)
     }
-}
-
-/// The JSON body of a streaming chat completions request.
-///
-/// The system parts become one system message. Tool results become `tool` messages right after
-/// the assistant message that called them, as the API requires; reasoning is not sent back,
-/// since the format has no place for it.
-pub fn request_body(request: &ModelRequest, token_limit: TokenLimitField) -> Value {
-    let mut messages = Vec::new();
-    if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system.join("\n\n")}));
-    }
-    for message in &request.messages {
-        render_message(message, &mut messages);
-    }
-    let mut body = json!({
-        "model": request.model,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "messages": messages,
-    });
-    body[token_limit.name()] = json!(request.max_tokens);
-    if request
-        .tools
-        .as_array()
-        .is_some_and(|tools| !tools.is_empty())
-    {
-        body["tools"] = request.tools.clone();
-    }
-    body
-}
-
-fn render_message(message: &Message, out: &mut Vec<Value>) {
-    match message.role {
-        Role::User => {
-            let mut text = String::new();
-            for block in &message.content {
-                match block {
-                    Block::ToolResult(result) => out.push(render_tool_result(result)),
-                    Block::Text { text: t } => text.push_str(t),
-                    _ => {}
-                }
-            }
-            if !text.is_empty() {
-                out.push(json!({"role": "user", "content": text}));
-            }
-        }
-        Role::Assistant => {
-            let text = message.text();
-            let calls: Vec<Value> = message
-                .tool_uses()
-                .map(|(id, name, input)| {
-                    // Input that did not parse went out as text; it goes back the same way.
-                    let arguments = match input {
-                        Value::String(raw) => raw.clone(),
-                        other => other.to_string(),
-                    };
-                    json!({
-                        "id": id,
-                        "type": "function",
-                        "function": {"name": name, "arguments": arguments},
-                    })
-                })
-                .collect();
-            let content = if text.is_empty() {
-                Value::Null
-            } else {
-                Value::String(text)
-            };
-            let mut rendered = json!({"role": "assistant", "content": content});
-            if !calls.is_empty() {
-                rendered["tool_calls"] = Value::Array(calls);
-            }
-            out.push(rendered);
-        }
-    }
-}
-
-/// The tools array as function tools.
-pub fn render_tools(tools: &RequestTools) -> Value {
-    let rendered: Vec<Value> = tools
-        .declarations()
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                },
-            })
-        })
-        .collect();
-    Value::Array(rendered)
-}
-
-/// A `tool` message. The format carries text only, so images are described in words, and an
-/// error says so in its first word.
-pub fn render_tool_result(result: &ToolResult) -> Value {
-    let parts: Vec<String> = result
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.clone(),
-            Content::Image { media_type, .. } => {
-                format!("[an image ({media_type}) that this provider format cannot carry]")
-            }
-        })
-        .collect();
-    let mut text = parts.join("\n");
-    if result.is_error && !text.starts_with("Error") {
-        text = format!("Error: {text}");
-    }
-    json!({"role": "tool", "tool_call_id": result.tool_use_id, "content": text})
 }
 
 /// A tool call while its arguments stream.
@@ -227,110 +79,192 @@ struct PartialCall {
     name: String,
     arguments: String,
     started: bool,
-    complete: bool,
+    /// Set once the call was reported complete.
+    complete: Option<ToolCall>,
 }
 
-/// Turns chat completion chunks into events and a response.
+impl PartialCall {
+    fn add(&mut self, index: usize, delta: CallDelta) {
+        if let Some(id) = delta.id {
+            self.id.push_str(&id);
+        }
+        let function = delta.function.unwrap_or_default();
+        if let Some(name) = function.name {
+            self.name.push_str(&name);
+        }
+        match function.arguments {
+            Some(Arguments::Text(arguments)) => self.arguments.push_str(&arguments),
+            // Some servers send the arguments as an object instead of JSON text.
+            Some(Arguments::Object(arguments)) => {
+                self.arguments = Value::Object(arguments).to_string();
+            }
+            Some(Arguments::Other(_)) | None => {}
+        }
+        if self.id.is_empty() {
+            // Some local servers leave ids out; the conversation needs one to pair results.
+            self.id = format!("call_{index}");
+        }
+    }
+
+    /// Reports the call as started, once.
+    fn report_start(&mut self, out: &mut VecDeque<StreamEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push_back(StreamEvent::ToolUseStarted {
+                id: self.id.clone(),
+                name: self.name.clone(),
+            });
+        }
+    }
+
+    /// The call is complete: its arguments are parsed, once, and the call reported.
+    fn complete(&mut self, out: &mut VecDeque<StreamEvent>) {
+        if self.complete.is_some() {
+            return;
+        }
+        self.report_start(out);
+        let call = ToolCall::from_json_text(&self.id, &self.name, &self.arguments);
+        out.push_back(StreamEvent::ToolCall(call.clone()));
+        self.complete = Some(call);
+    }
+}
+
+/// Turns chat completion chunks into stream events and a response.
 #[derive(Debug, Default)]
 struct OpenAiDecoder {
     text: String,
     reasoning: String,
-    calls: BTreeMap<u64, PartialCall>,
+    calls: BTreeMap<usize, PartialCall>,
     finish_reason: Option<String>,
     usage: Usage,
     done: bool,
 }
 
-impl OpenAiDecoder {
-    /// Reports every call below `index` that is not reported yet: a call is complete once the
-    /// next one starts, so it can run while the model goes on.
-    fn complete_calls_before(
-        &mut self,
-        index: Option<u64>,
-        events: &mut (dyn FnMut(StreamEvent) + Send),
-    ) {
-        for (i, call) in &mut self.calls {
-            if index.is_some_and(|index| *i >= index) || call.complete {
-                continue;
+impl Decoder for OpenAiDecoder {
+    fn event(&mut self, data: &str, out: &mut VecDeque<StreamEvent>) -> Result<(), Failure> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|err| {
+            Failure::Fatal(ProviderError::Stream(format!(
+                "a chunk is not understood ({err}): {data}"
+            )))
+        })?;
+        if let Some(error) = chunk.error {
+            return Err(classify_stream_error(&error, OPENAI_API_KEY));
+        }
+        if let Some(usage) = chunk.usage {
+            self.read_usage(usage);
+        }
+        for choice in chunk.choices.into_iter().flatten() {
+            if let Some(delta) = choice.delta {
+                self.read_delta(delta, out);
             }
-            call.complete = true;
-            start_call(call, events);
-            events(StreamEvent::ToolUseComplete {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                input_json: call.arguments.clone(),
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, out: &mut VecDeque<StreamEvent>) -> Result<Response, Failure> {
+        // Some servers end without `[DONE]`; a finish reason says the answer is whole all the same.
+        if !self.done && self.finish_reason.is_none() {
+            return Err(Failure::Transient(Transient::stream(
+                "the response stream ended before the answer finished",
+            )));
+        }
+        self.complete_calls_before(None, out);
+        let mut content = Vec::new();
+        if !self.reasoning.is_empty() {
+            // No signature: the format cannot send reasoning back, so it is kept for the record.
+            content.push(Block::Thinking {
+                thinking: self.reasoning,
+                signature: String::new(),
             });
+        }
+        if !self.text.is_empty() {
+            content.push(Block::Text { text: self.text });
+        }
+        let calls: Vec<ToolCall> = self
+            .calls
+            .into_values()
+            .filter_map(|call| call.complete)
+            .collect();
+        // Some local servers say "stop" even when the answer is tool calls; the calls decide.
+        let stop_reason = match self.finish_reason.as_deref().map(stop_reason) {
+            Some(StopReason::EndTurn) | None if !calls.is_empty() => StopReason::ToolUse,
+            Some(reason) => reason,
+            None => StopReason::EndTurn,
+        };
+        content.extend(calls.into_iter().map(Block::from));
+        Ok(Response {
+            message: Message {
+                role: Role::Assistant,
+                content,
+            },
+            stop_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+impl OpenAiDecoder {
+    /// Completes every call below `index` that is not complete yet: a call is whole once the
+    /// next one starts, so it can run while the model goes on.
+    fn complete_calls_before(&mut self, index: Option<usize>, out: &mut VecDeque<StreamEvent>) {
+        for (_, call) in self
+            .calls
+            .iter_mut()
+            .take_while(|(i, _)| index.is_none_or(|index| **i < index))
+        {
+            call.complete(out);
         }
     }
 
-    fn read_usage(&mut self, usage: &Value) {
-        let field = |name: &str| usage.pointer(name).and_then(Value::as_u64).unwrap_or(0);
-        let prompt = field("/prompt_tokens");
-        let cached = field("/prompt_tokens_details/cached_tokens");
+    fn read_usage(&mut self, usage: ChunkUsage) {
+        let prompt = usage.prompt_tokens.unwrap_or(0);
+        let cached = usage
+            .prompt_tokens_details
+            .and_then(|details| details.cached_tokens)
+            .unwrap_or(0);
         self.usage = Usage {
             input_tokens: prompt.saturating_sub(cached),
-            output_tokens: field("/completion_tokens"),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
             cache_read_input_tokens: cached,
             cache_creation_input_tokens: 0,
         };
     }
 
-    fn read_delta(&mut self, delta: &Value, events: &mut (dyn FnMut(StreamEvent) + Send)) {
-        if let Some(text) = delta.get("content").and_then(Value::as_str)
-            && !text.is_empty()
-        {
-            self.text.push_str(text);
-            events(StreamEvent::TextDelta(text.to_owned()));
+    fn read_delta(&mut self, delta: ChoiceDelta, out: &mut VecDeque<StreamEvent>) {
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            self.text.push_str(&text);
+            out.push_back(StreamEvent::TextDelta(text));
         }
-        // Servers that stream reasoning name it differently: vLLM and DeepSeek
-        // `reasoning_content`, Ollama and OpenRouter `reasoning`.
-        for field in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta.get(field).and_then(Value::as_str)
-                && !text.is_empty()
-            {
-                self.reasoning.push_str(text);
-                events(StreamEvent::ThinkingDelta(text.to_owned()));
+        // Servers that stream reasoning name it differently.
+        for text in [delta.reasoning_content, delta.reasoning]
+            .into_iter()
+            .flatten()
+        {
+            if !text.is_empty() {
+                self.reasoning.push_str(&text);
+                out.push_back(StreamEvent::ThinkingDelta(text));
             }
         }
-        let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) else {
-            return;
-        };
-        for call in calls {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+        for call in delta.tool_calls.into_iter().flatten() {
+            let index = call.index.unwrap_or(0);
             if !self.calls.contains_key(&index) {
-                self.complete_calls_before(Some(index), events);
+                self.complete_calls_before(Some(index), out);
             }
             let partial = self.calls.entry(index).or_default();
-            if let Some(id) = call.get("id").and_then(Value::as_str) {
-                partial.id.push_str(id);
-            }
-            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                partial.name.push_str(name);
-            }
-            match call.pointer("/function/arguments") {
-                Some(Value::String(arguments)) => partial.arguments.push_str(arguments),
-                // Some servers send the arguments as an object instead of JSON text.
-                Some(arguments @ Value::Object(_)) => partial.arguments = arguments.to_string(),
-                _ => {}
-            }
-            if partial.id.is_empty() {
-                // Some local servers leave ids out; the conversation needs one to pair results.
-                partial.id = format!("call_{index}");
-            }
+            partial.add(index, call);
+            // A call counts as started once its name is known.
             if !partial.name.is_empty() {
-                start_call(partial, events);
+                partial.report_start(out);
             }
         }
-    }
-}
-
-fn start_call(call: &mut PartialCall, events: &mut (dyn FnMut(StreamEvent) + Send)) {
-    if !call.started {
-        call.started = true;
-        events(StreamEvent::ToolUseStarted {
-            id: call.id.clone(),
-            name: call.name.clone(),
-        });
     }
 }
 
@@ -344,103 +278,24 @@ fn stop_reason(name: &str) -> StopReason {
     }
 }
 
-impl Decoder for OpenAiDecoder {
-    fn event(
-        &mut self,
-        event: &SseEvent,
-        events: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<(), Failure> {
-        let data = event.data.trim();
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(());
-        }
-        let chunk: Value = serde_json::from_str(data).map_err(|err| {
-            Failure::Fatal(ProviderError::Stream(format!(
-                "a chunk is not JSON ({err}): {data}"
-            )))
-        })?;
-        if let Some(error) = chunk.get("error") {
-            return Err(classify_stream_error(error, OPENAI_API_KEY));
-        }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.read_usage(usage);
-        }
-        let choices = chunk.get("choices").and_then(Value::as_array);
-        for choice in choices.into_iter().flatten() {
-            if let Some(delta) = choice.get("delta") {
-                self.read_delta(delta, events);
-            }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finish_reason = Some(reason.to_owned());
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(mut self, events: &mut (dyn FnMut(StreamEvent) + Send)) -> Result<Response, Failure> {
-        // Some servers end without `[DONE]`; a finish reason says the answer is whole all the same.
-        if !self.done && self.finish_reason.is_none() {
-            return Err(Failure::Transient(Transient::stream(
-                "the response stream ended before the answer finished",
-            )));
-        }
-        self.complete_calls_before(None, events);
-        let mut content = Vec::new();
-        if !self.reasoning.is_empty() {
-            // No signature: the format cannot send reasoning back, so it is kept for the record.
-            content.push(Block::Thinking {
-                thinking: self.reasoning,
-                signature: String::new(),
-            });
-        }
-        if !self.text.is_empty() {
-            content.push(Block::Text { text: self.text });
-        }
-        let has_calls = !self.calls.is_empty();
-        content.extend(self.calls.into_values().map(|call| Block::ToolUse {
-            id: call.id,
-            name: call.name,
-            input: parse_tool_input(&call.arguments),
-        }));
-        // Some local servers say "stop" even when the answer is tool calls; the calls decide.
-        let stop_reason = match self.finish_reason.as_deref().map(stop_reason) {
-            Some(StopReason::EndTurn) | None if has_calls => StopReason::ToolUse,
-            Some(reason) => reason,
-            None => StopReason::EndTurn,
-        };
-        Ok(Response {
-            message: Message {
-                role: Role::Assistant,
-                content,
-            },
-            stop_reason,
-            usage: self.usage,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use serde_json::json;
 
     use super::*;
 
     fn decode(chunks: &[&str]) -> (Result<Response, Failure>, Vec<StreamEvent>) {
         let mut decoder = OpenAiDecoder::default();
-        let mut events = Vec::new();
-        let mut sink = |e| events.push(e);
+        let mut out = VecDeque::new();
         for data in chunks {
-            let event = SseEvent {
-                event: None,
-                data: (*data).to_owned(),
-            };
-            if let Err(failure) = decoder.event(&event, &mut sink) {
-                return (Err(failure), events);
+            if let Err(failure) = decoder.event(data, &mut out) {
+                return (Err(failure), out.into());
             }
         }
-        let result = decoder.finish(&mut sink);
-        (result, events)
+        let result = decoder.finish(&mut out);
+        (result, out.into())
     }
 
     #[test]
@@ -457,13 +312,29 @@ mod tests {
         let calls: Vec<_> = response.message.tool_uses().collect();
         assert_eq!(calls[0], ("call_0", "glob", &json!({"pattern": "*.rs"})));
         assert_eq!(calls[1], ("call_1", "grep", &json!({"pattern": "fn"})));
+        let reported: Vec<&ToolCall> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCall(call) => Some(call),
+                _ => None,
+            })
+            .collect();
         assert_eq!(
-            events
-                .iter()
-                .filter(|e| matches!(e, StreamEvent::ToolUseComplete { .. }))
-                .count(),
-            2
+            reported,
+            [
+                &ToolCall::new("call_0", "glob", json!({"pattern": "*.rs"})),
+                &ToolCall::new("call_1", "grep", json!({"pattern": "fn"})),
+            ]
         );
+    }
+
+    #[test]
+    fn nulls_where_values_usually_are_are_read_as_nothing() {
+        let (result, _) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"content":null,"tool_calls":null},"finish_reason":null}],"usage":null}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}"#,
+        ]);
+        assert_eq!(result.unwrap().message.text(), "ok");
     }
 
     #[test]

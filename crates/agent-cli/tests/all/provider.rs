@@ -7,11 +7,13 @@ use std::time::Duration;
 use crate::support::scripted::{ScriptUsage, ScriptedServer, Turn};
 use agent_cli::conversation::{Block, Message, Role, StopReason, Usage};
 use agent_cli::provider::{
-    ModelRequest, Provider, ProviderConfig, ProviderError, ProviderKind, Response, StreamEvent,
-    ToolFormat, build,
+    EventStream, ModelRequest, Provider, ProviderConfig, ProviderError, ProviderKind, Response,
+    StreamEvent, build,
 };
+use futures::StreamExt as _;
 use serde_json::{Value, json};
-use tool_core::{CancellationToken, Content, ToolResult};
+use tool_core::{CancellationToken, Content, ToolCall, ToolResult};
+use tool_pool::RequestTools;
 
 const KINDS: [ProviderKind; 2] = [ProviderKind::Anthropic, ProviderKind::OpenAi];
 
@@ -35,27 +37,21 @@ fn fast(mut config: ProviderConfig) -> ProviderConfig {
     config
 }
 
-fn tools(kind: ProviderKind) -> Value {
+/// One tool, `read_file`, the whole of the stable part.
+fn tools() -> RequestTools {
     let schema = json!({
         "type": "object",
         "properties": {"path": {"type": "string"}},
         "required": ["path"],
     });
-    match kind {
-        ProviderKind::Anthropic => json!([{
-            "name": "read_file",
-            "description": "Reads a file.",
-            "input_schema": schema,
-            "cache_control": {"type": "ephemeral"},
-        }]),
-        ProviderKind::OpenAi => json!([{
-            "type": "function",
-            "function": {"name": "read_file", "description": "Reads a file.", "parameters": schema},
-        }]),
+    let spec = tool_core::ToolSpec::new("read_file", "Reads a file.", schema);
+    RequestTools {
+        tools: vec![Arc::new(Declared(spec))],
+        stable_len: 1,
     }
 }
 
-fn request(kind: ProviderKind, messages: Vec<Message>) -> ModelRequest {
+fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: "test-model".to_owned(),
         system: vec![
@@ -63,28 +59,41 @@ fn request(kind: ProviderKind, messages: Vec<Message>) -> ModelRequest {
             "The working directory is /repo.".to_owned(),
         ],
         messages,
-        tools: tools(kind),
+        tools: tools(),
         max_tokens: 1024,
     }
 }
 
-fn ask(kind: ProviderKind) -> ModelRequest {
-    request(kind, vec![Message::user_text("What is in src/lib.rs?")])
+fn ask() -> ModelRequest {
+    request(vec![Message::user_text("What is in src/lib.rs?")])
 }
 
 async fn run(
     provider: &Arc<dyn Provider>,
     request: &ModelRequest,
 ) -> (Result<Response, ProviderError>, Vec<StreamEvent>) {
+    collect(provider.stream(request, &CancellationToken::new())).await
+}
+
+/// The events before the end, and how the stream ended: its answer or its error.
+async fn collect(
+    mut stream: EventStream<'_>,
+) -> (Result<Response, ProviderError>, Vec<StreamEvent>) {
     let mut seen = Vec::new();
-    let result = provider
-        .stream(
-            request,
-            &mut |event| seen.push(event),
-            &CancellationToken::new(),
-        )
-        .await;
-    (result, seen)
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(StreamEvent::Finished(response)) => {
+                assert!(stream.next().await.is_none(), "events after Finished");
+                return (Ok(response), seen);
+            }
+            Ok(event) => seen.push(event),
+            Err(error) => {
+                assert!(stream.next().await.is_none(), "events after an error");
+                return (Err(error), seen);
+            }
+        }
+    }
+    panic!("the stream ended without an answer or an error: {seen:?}");
 }
 
 async fn serve_one(
@@ -97,7 +106,7 @@ async fn serve_one(
 ) {
     let server = ScriptedServer::start(script).await;
     let provider = build(&config(kind, &server)).unwrap();
-    let (result, events) = run(&provider, &ask(kind)).await;
+    let (result, events) = run(&provider, &ask()).await;
     (server, result, events)
 }
 
@@ -140,12 +149,17 @@ async fn text_streams_in_pieces_and_ends_the_turn() {
 }
 
 #[tokio::test]
-async fn providers_report_their_tool_format() {
-    let server = ScriptedServer::start(vec![]).await;
-    let anthropic = build(&config(ProviderKind::Anthropic, &server)).unwrap();
-    let openai = build(&config(ProviderKind::OpenAi, &server)).unwrap();
-    assert_eq!(anthropic.format(), ToolFormat::Anthropic);
-    assert_eq!(openai.format(), ToolFormat::OpenAi);
+async fn providers_render_the_tools_in_their_own_format() {
+    for kind in KINDS {
+        let (server, result, _) = serve_one(kind, vec![Turn::text("ok")]).await;
+        result.unwrap();
+        let sent = &server.bodies()[0]["tools"];
+        let expected = match kind {
+            ProviderKind::Anthropic => agent_cli::provider::anthropic::render_tools(&tools()),
+            ProviderKind::OpenAi => agent_cli::provider::openai::render_tools(&tools()),
+        };
+        assert_eq!(sent, &expected, "{kind}");
+    }
 }
 
 #[tokio::test]
@@ -164,7 +178,7 @@ async fn tool_input_split_across_deltas_is_reassembled() {
             .filter(|e| {
                 matches!(
                     e,
-                    StreamEvent::ToolUseStarted { .. } | StreamEvent::ToolUseComplete { .. }
+                    StreamEvent::ToolUseStarted { .. } | StreamEvent::ToolCall(_)
                 )
             })
             .collect();
@@ -175,20 +189,16 @@ async fn tool_input_split_across_deltas_is_reassembled() {
                     id: "call_1".into(),
                     name: "read_file".into()
                 },
-                &StreamEvent::ToolUseComplete {
-                    id: "call_1".into(),
-                    name: "read_file".into(),
-                    input_json: input.to_string(),
-                },
+                &StreamEvent::ToolCall(ToolCall::new("call_1", "read_file", input.clone())),
                 &StreamEvent::ToolUseStarted {
                     id: "call_2".into(),
                     name: "read_file".into()
                 },
-                &StreamEvent::ToolUseComplete {
-                    id: "call_2".into(),
-                    name: "read_file".into(),
-                    input_json: json!({"path": "Cargo.toml"}).to_string(),
-                },
+                &StreamEvent::ToolCall(ToolCall::new(
+                    "call_2",
+                    "read_file",
+                    json!({"path": "Cargo.toml"})
+                )),
             ],
             "{kind}"
         );
@@ -217,7 +227,7 @@ async fn anthropic_thinking_streams_and_goes_back_with_its_signature() {
     ])
     .await;
     let provider = build(&config(kind, &server)).unwrap();
-    let mut req = ask(kind);
+    let mut req = ask();
     let (result, events) = run(&provider, &req).await;
     let response = result.unwrap();
     let thinking: String = events
@@ -267,7 +277,7 @@ async fn openai_reasoning_streams_but_is_not_sent_back() {
     ])
     .await;
     let provider = build(&config(kind, &server)).unwrap();
-    let mut req = ask(kind);
+    let mut req = ask();
     let (result, events) = run(&provider, &req).await;
     let response = result.unwrap();
     let thinking: Vec<&StreamEvent> = events
@@ -510,7 +520,7 @@ async fn nothing_listening_is_unreachable_with_advice() {
         "qwen2.5-coder",
     ));
     let provider = build(&config).unwrap();
-    let (result, events) = run(&provider, &ask(ProviderKind::OpenAi)).await;
+    let (result, events) = run(&provider, &ask()).await;
     let error = result.unwrap_err();
     let ProviderError::Unreachable { url, reason } = &error else {
         panic!("{error:?}");
@@ -540,21 +550,21 @@ async fn cancelling_mid_stream_stops_the_request() {
         let server = ScriptedServer::start(vec![Turn::stall("Hello there, this never ends")]).await;
         let provider = build(&config(kind, &server)).unwrap();
         let cancel = CancellationToken::new();
-        let canceller = cancel.clone();
+        let request = ask();
+        let mut stream = provider.stream(&request, &cancel);
         let mut seen = Vec::new();
-        let result = provider
-            .stream(
-                &ask(kind),
-                &mut |event| {
+        let result = loop {
+            match stream.next().await.unwrap() {
+                Ok(event) => {
                     if matches!(event, StreamEvent::TextDelta(_)) {
-                        canceller.cancel();
+                        cancel.cancel();
                     }
                     seen.push(event);
-                },
-                &cancel,
-            )
-            .await;
-        assert_eq!(result.unwrap_err(), ProviderError::Cancelled, "{kind}");
+                }
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(result, ProviderError::Cancelled, "{kind}");
         assert_eq!(seen.len(), 1, "{kind}: {seen:?}");
     }
 }
@@ -568,19 +578,16 @@ async fn cancelling_during_backoff_stops_the_retries() {
     config.max_delay = Duration::from_secs(3600);
     let provider = build(&config).unwrap();
     let cancel = CancellationToken::new();
-    let canceller = cancel.clone();
-    let result = provider
-        .stream(
-            &ask(ProviderKind::Anthropic),
-            &mut |event| {
-                if matches!(event, StreamEvent::Retrying { .. }) {
-                    canceller.cancel();
-                }
-            },
-            &cancel,
-        )
-        .await;
-    assert_eq!(result.unwrap_err(), ProviderError::Cancelled);
+    let request = ask();
+    let mut stream = provider.stream(&request, &cancel);
+    let result = loop {
+        match stream.next().await.unwrap() {
+            Ok(StreamEvent::Retrying { .. }) => cancel.cancel(),
+            Ok(_) => {}
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(result, ProviderError::Cancelled);
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -590,10 +597,10 @@ async fn a_cancelled_token_sends_nothing() {
     let provider = build(&config(ProviderKind::OpenAi, &server)).unwrap();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let result = provider
-        .stream(&ask(ProviderKind::OpenAi), &mut |_| {}, &cancel)
-        .await;
+    let request = ask();
+    let (result, events) = collect(provider.stream(&request, &cancel)).await;
     assert_eq!(result.unwrap_err(), ProviderError::Cancelled);
+    assert!(events.is_empty());
     assert!(server.requests().is_empty());
 }
 
@@ -645,7 +652,7 @@ fn conversation_with_tools() -> Vec<Message> {
 async fn sent_body(kind: ProviderKind) -> (Value, std::collections::BTreeMap<String, String>) {
     let server = ScriptedServer::start(vec![Turn::text("It exports the provider module.")]).await;
     let provider = build(&config(kind, &server)).unwrap();
-    run(&provider, &request(kind, conversation_with_tools()))
+    run(&provider, &request(conversation_with_tools()))
         .await
         .0
         .unwrap();
@@ -676,7 +683,7 @@ async fn openai_without_a_key_sends_no_authorization() {
     let mut config = config(ProviderKind::OpenAi, &server);
     config.api_key = None;
     let provider = build(&config).unwrap();
-    run(&provider, &ask(ProviderKind::OpenAi)).await.0.unwrap();
+    run(&provider, &ask()).await.0.unwrap();
     let recorded = server.requests().remove(0);
     assert_eq!(recorded.path, "/v1/chat/completions");
     assert_eq!(recorded.method, "POST");

@@ -14,37 +14,13 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use agent_cli::conversation::Block;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// The turns to play, in order: one per request.
 pub type Script = Vec<Turn>;
-
-/// One block of a scripted answer.
-#[derive(Debug, Clone)]
-pub enum ScriptBlock {
-    /// Text, streamed in a few pieces.
-    Text(String),
-    /// Reasoning with its signature (OpenAI-style servers stream it as `reasoning_content`).
-    Thinking {
-        /// The reasoning.
-        thinking: String,
-        /// Anthropic's signature.
-        signature: String,
-    },
-    /// Redacted reasoning (Anthropic only).
-    Redacted(String),
-    /// A tool call; its input JSON is split across several deltas.
-    ToolUse {
-        /// The call's id.
-        id: String,
-        /// The tool.
-        name: String,
-        /// The input.
-        input: Value,
-    },
-}
 
 /// Token counts a scripted answer reports.
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,8 +38,10 @@ pub struct ScriptUsage {
 /// A successful scripted answer.
 #[derive(Debug, Clone, Default)]
 pub struct Reply {
-    /// The blocks, in order.
-    pub blocks: Vec<ScriptBlock>,
+    /// The blocks, in order: text and reasoning stream in a few pieces (OpenAI-style servers
+    /// stream reasoning as `reasoning_content` and leave redacted reasoning out), and a tool
+    /// call's input JSON is split across several deltas.
+    pub blocks: Vec<Block>,
     /// The stop reason in Anthropic's words (`end_turn`, `tool_use`, `max_tokens`); mapped for
     /// OpenAI. Derived from the blocks when unset.
     pub stop: Option<String>,
@@ -116,7 +94,7 @@ impl Turn {
 
     /// An answer that starts with reasoning.
     pub fn thinking(thinking: impl Into<String>, signature: impl Into<String>) -> Self {
-        Self::Reply(Reply::default()).push(ScriptBlock::Thinking {
+        Self::Reply(Reply::default()).push(Block::Thinking {
             thinking: thinking.into(),
             signature: signature.into(),
         })
@@ -157,7 +135,7 @@ impl Turn {
 
     /// Adds a text block.
     pub fn then_text(self, text: impl Into<String>) -> Self {
-        self.push(ScriptBlock::Text(text.into()))
+        self.push(Block::Text { text: text.into() })
     }
 
     /// Adds a tool call.
@@ -167,7 +145,7 @@ impl Turn {
         name: impl Into<String>,
         input: Value,
     ) -> Self {
-        self.push(ScriptBlock::ToolUse {
+        self.push(Block::ToolUse {
             id: id.into(),
             name: name.into(),
             input,
@@ -176,7 +154,7 @@ impl Turn {
 
     /// Adds a redacted reasoning block.
     pub fn then_redacted(self, data: impl Into<String>) -> Self {
-        self.push(ScriptBlock::Redacted(data.into()))
+        self.push(Block::RedactedThinking { data: data.into() })
     }
 
     /// Sets the stop reason (Anthropic's words).
@@ -203,7 +181,7 @@ impl Turn {
         self
     }
 
-    fn push(mut self, block: ScriptBlock) -> Self {
+    fn push(mut self, block: Block) -> Self {
         if let Self::Reply(reply) | Self::Stall(reply) = &mut self {
             reply.blocks.push(block);
         }
@@ -487,7 +465,7 @@ fn stop_of(reply: &Reply) -> String {
         if reply
             .blocks
             .iter()
-            .any(|b| matches!(b, ScriptBlock::ToolUse { .. }))
+            .any(|b| matches!(b, Block::ToolUse { .. }))
         {
             "tool_use".to_owned()
         } else {
@@ -535,13 +513,13 @@ fn render_anthropic(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
             )
         };
         match block {
-            ScriptBlock::Text(text) => {
+            Block::Text { text } => {
                 out.push(start(json!({"type": "text", "text": ""})));
                 for piece in pieces(text) {
                     out.push(delta(json!({"type": "text_delta", "text": piece})));
                 }
             }
-            ScriptBlock::Thinking {
+            Block::Thinking {
                 thinking,
                 signature,
             } => {
@@ -555,10 +533,12 @@ fn render_anthropic(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
                     json!({"type": "signature_delta", "signature": signature}),
                 ));
             }
-            ScriptBlock::Redacted(data) => {
+            Block::RedactedThinking { data } => {
                 out.push(start(json!({"type": "redacted_thinking", "data": data})));
             }
-            ScriptBlock::ToolUse { id, name, input } => {
+            // A model never answers with a tool result.
+            Block::ToolResult(_) => continue,
+            Block::ToolUse { id, name, input } => {
                 out.push(start(
                     json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
                 ));
@@ -603,18 +583,18 @@ fn render_openai(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
     let mut call_index = 0;
     for block in &reply.blocks {
         match block {
-            ScriptBlock::Text(text) => {
+            Block::Text { text } => {
                 for piece in pieces(text) {
                     out.push(chunk(json!({"content": piece}), Value::Null));
                 }
             }
-            ScriptBlock::Thinking { thinking, .. } => {
+            Block::Thinking { thinking, .. } => {
                 for piece in pieces(thinking) {
                     out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
                 }
             }
-            ScriptBlock::Redacted(_) => {}
-            ScriptBlock::ToolUse { id, name, input } => {
+            Block::RedactedThinking { .. } | Block::ToolResult(_) => {}
+            Block::ToolUse { id, name, input } => {
                 out.push(chunk(
                     json!({"tool_calls": [{"index": call_index, "id": id, "type": "function",
                                            "function": {"name": name, "arguments": ""}}]}),
