@@ -4,7 +4,6 @@ mod wire;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde_json::Value;
 use tool_core::{CancellationToken, ToolCall};
 
 pub use wire::{render_tool_result, render_tools, request_body};
@@ -12,10 +11,10 @@ pub use wire::{render_tool_result, render_tools, request_body};
 use self::wire::{ContentBlock, Delta, Event, Usage as WireUsage};
 use super::config::{ANTHROPIC_API_KEY, ProviderConfig};
 use super::transport::{
-    Decoder, Endpoint, EndpointSpec, Failure, Transient, classify_stream_error,
+    Decoder, Endpoint, EndpointSpec, Failure, Transient, classify_stream_error, parse_event,
 };
 use super::{EventStream, ModelRequest, Provider, ProviderError, Response, StreamEvent};
-use crate::conversation::{Block, Message, Role, StopReason, Usage};
+use crate::conversation::{Block, StopReason, Usage};
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -23,33 +22,26 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// A client for Anthropic's Messages API.
 pub struct AnthropicProvider {
     endpoint: Endpoint,
-    model: String,
 }
 
 impl AnthropicProvider {
     /// A client for the endpoint and key in `config`.
     pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
         let base = config.base_url.trim_end_matches('/');
-        let mut headers = vec![
-            ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
-            ("content-type", "application/json".to_owned()),
-            ("accept", "text/event-stream".to_owned()),
-        ];
+        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_owned())];
         if let Some(key) = &config.api_key {
             headers.push(("x-api-key", key.clone()));
         }
         let endpoint = Endpoint::new(EndpointSpec {
             url: format!("{base}/v1/messages"),
             base_url: config.base_url.clone(),
+            model: config.model.clone(),
             headers,
             policy: config.retry_policy(),
             key_env: ANTHROPIC_API_KEY,
             unreachable_hint: "check the address and your network connection".to_owned(),
         })?;
-        Ok(Self {
-            endpoint,
-            model: config.model.clone(),
-        })
+        Ok(Self { endpoint })
     }
 }
 
@@ -59,11 +51,8 @@ impl Provider for AnthropicProvider {
         request: &'a ModelRequest,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
-        let mut body = request_body(request);
-        if request.model.is_empty() {
-            body["model"] = Value::String(self.model.clone());
-        }
-        self.endpoint.stream::<AnthropicDecoder>(&body, cancel)
+        self.endpoint
+            .stream::<AnthropicDecoder>(request_body(request), cancel)
     }
 }
 
@@ -101,12 +90,7 @@ struct AnthropicDecoder {
 
 impl Decoder for AnthropicDecoder {
     fn event(&mut self, data: &str, out: &mut VecDeque<StreamEvent>) -> Result<(), Failure> {
-        let event: Event = serde_json::from_str(data).map_err(|err| {
-            Failure::Fatal(ProviderError::Stream(format!(
-                "an event is not understood ({err}): {data}"
-            )))
-        })?;
-        match event {
+        match parse_event(data)? {
             Event::MessageStart { message } => self.read_usage(message.usage),
             Event::ContentBlockStart {
                 index,
@@ -145,14 +129,7 @@ impl Decoder for AnthropicDecoder {
                 StopReason::EndTurn
             }
         });
-        Ok(Response {
-            message: Message {
-                role: Role::Assistant,
-                content,
-            },
-            stop_reason,
-            usage: self.usage,
-        })
+        Ok(Response::assistant(content, stop_reason, self.usage))
     }
 }
 
@@ -270,20 +247,15 @@ fn stop_reason(name: &str) -> StopReason {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::provider::transport::decode_all;
 
     fn decode(events: &[Value]) -> (Result<Response, Failure>, Vec<StreamEvent>) {
-        let mut decoder = AnthropicDecoder::default();
-        let mut out = VecDeque::new();
-        for event in events {
-            if let Err(failure) = decoder.event(&event.to_string(), &mut out) {
-                return (Err(failure), out.into());
-            }
-        }
-        let result = decoder.finish(&mut out);
-        (result, out.into())
+        let events: Vec<String> = events.iter().map(Value::to_string).collect();
+        let events: Vec<&str> = events.iter().map(String::as_str).collect();
+        decode_all::<AnthropicDecoder>(&events)
     }
 
     #[test]

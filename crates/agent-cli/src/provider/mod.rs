@@ -61,7 +61,7 @@ pub use config::{
 };
 pub use openai::OpenAiProvider;
 
-use crate::conversation::{Message, StopReason, Usage};
+use crate::conversation::{Block, Message, Role, StopReason, Usage};
 
 /// What one model request carries, in neutral form; each provider renders it to its wire format.
 #[derive(Debug, Clone)]
@@ -122,6 +122,20 @@ pub struct Response {
     pub stop_reason: StopReason,
     /// Token usage.
     pub usage: Usage,
+}
+
+impl Response {
+    /// A finished assistant message with these blocks.
+    pub fn assistant(content: Vec<Block>, stop_reason: StopReason, usage: Usage) -> Self {
+        Self {
+            message: Message {
+                role: Role::Assistant,
+                content,
+            },
+            stop_reason,
+            usage,
+        }
+    }
 }
 
 /// A failure talking to a provider, with a message for the user.

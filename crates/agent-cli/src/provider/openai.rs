@@ -14,14 +14,14 @@ use self::wire::{Arguments, CallDelta, ChoiceDelta, Chunk, ChunkUsage};
 use super::config::{OPENAI_API_KEY, ProviderConfig};
 use super::transport::{
     Decoder, Endpoint, EndpointSpec, Failure, Transient, classify_stream_error, is_local,
+    parse_event,
 };
 use super::{EventStream, ModelRequest, Provider, ProviderError, Response, StreamEvent};
-use crate::conversation::{Block, Message, Role, StopReason, Usage};
+use crate::conversation::{Block, StopReason, Usage};
 
 /// A client for an OpenAI-compatible chat completions endpoint.
 pub struct OpenAiProvider {
     endpoint: Endpoint,
-    model: String,
     token_limit_field: TokenLimitField,
 }
 
@@ -29,10 +29,7 @@ impl OpenAiProvider {
     /// A client for the endpoint and key in `config`.
     pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
         let base = config.base_url.trim_end_matches('/');
-        let mut headers = vec![
-            ("content-type", "application/json".to_owned()),
-            ("accept", "text/event-stream".to_owned()),
-        ];
+        let mut headers = Vec::new();
         if let Some(key) = &config.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
@@ -45,6 +42,7 @@ impl OpenAiProvider {
         let endpoint = Endpoint::new(EndpointSpec {
             url: format!("{base}/chat/completions"),
             base_url: config.base_url.clone(),
+            model: config.model.clone(),
             headers,
             policy: config.retry_policy(),
             key_env: OPENAI_API_KEY,
@@ -52,7 +50,6 @@ impl OpenAiProvider {
         })?;
         Ok(Self {
             endpoint,
-            model: config.model.clone(),
             token_limit_field: TokenLimitField::for_base_url(base),
         })
     }
@@ -64,11 +61,8 @@ impl Provider for OpenAiProvider {
         request: &'a ModelRequest,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
-        let mut body = request_body(request, self.token_limit_field);
-        if request.model.is_empty() {
-            body["model"] = Value::String(self.model.clone());
-        }
-        self.endpoint.stream::<OpenAiDecoder>(&body, cancel)
+        let body = request_body(request, self.token_limit_field);
+        self.endpoint.stream::<OpenAiDecoder>(body, cancel)
     }
 }
 
@@ -147,11 +141,7 @@ impl Decoder for OpenAiDecoder {
             self.done = true;
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|err| {
-            Failure::Fatal(ProviderError::Stream(format!(
-                "a chunk is not understood ({err}): {data}"
-            )))
-        })?;
+        let chunk: Chunk = parse_event(data)?;
         if let Some(error) = chunk.error {
             return Err(classify_stream_error(&error, OPENAI_API_KEY));
         }
@@ -200,14 +190,7 @@ impl Decoder for OpenAiDecoder {
             None => StopReason::EndTurn,
         };
         content.extend(calls.into_iter().map(Block::from));
-        Ok(Response {
-            message: Message {
-                role: Role::Assistant,
-                content,
-            },
-            stop_reason,
-            usage: self.usage,
-        })
+        Ok(Response::assistant(content, stop_reason, self.usage))
     }
 }
 
@@ -285,17 +268,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::provider::transport::decode_all;
 
     fn decode(chunks: &[&str]) -> (Result<Response, Failure>, Vec<StreamEvent>) {
-        let mut decoder = OpenAiDecoder::default();
-        let mut out = VecDeque::new();
-        for data in chunks {
-            if let Err(failure) = decoder.event(data, &mut out) {
-                return (Err(failure), out.into());
-            }
-        }
-        let result = decoder.finish(&mut out);
-        (result, out.into())
+        decode_all::<OpenAiDecoder>(chunks)
     }
 
     #[test]

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt as _};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sse_stream::SseByteStream;
 use tool_core::CancellationToken;
@@ -97,11 +98,23 @@ pub(crate) trait Decoder: Default + Send {
     fn finish(self, out: &mut VecDeque<StreamEvent>) -> Result<Response, Failure>;
 }
 
+/// One server-sent event's data as the provider's typed event; data that does not fit is a
+/// fatal stream error, since reading it again would not change it.
+pub(crate) fn parse_event<T: DeserializeOwned>(data: &str) -> Result<T, Failure> {
+    serde_json::from_str(data).map_err(|err| {
+        Failure::Fatal(ProviderError::Stream(format!(
+            "an event is not understood ({err}): {data}"
+        )))
+    })
+}
+
 /// One endpoint with its headers and retry policy.
 pub(crate) struct Endpoint {
     client: reqwest::Client,
     /// Where requests go.
     url: String,
+    /// The model a request that names none is sent to.
+    model: String,
     /// The base URL the user configured, for messages.
     base_url: String,
     headers: HeaderMap,
@@ -118,7 +131,10 @@ pub(crate) struct EndpointSpec {
     pub url: String,
     /// The base URL the user configured, for messages.
     pub base_url: String,
-    /// The request headers (the key among them).
+    /// The model a request that names none is sent to.
+    pub model: String,
+    /// The provider's own request headers (the key among them); JSON in and an event stream
+    /// out go without saying.
     pub headers: Vec<(&'static str, String)>,
     /// How retries are spaced.
     pub policy: RetryPolicy,
@@ -133,6 +149,14 @@ impl Endpoint {
     pub(crate) fn new(spec: EndpointSpec) -> Result<Self, ProviderError> {
         install_crypto_provider();
         let mut headers = HeaderMap::new();
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
         for (name, value) in spec.headers {
             let value =
                 HeaderValue::from_str(&value).map_err(|_| ProviderError::Authentication {
@@ -156,6 +180,7 @@ impl Endpoint {
         Ok(Self {
             client,
             url: spec.url,
+            model: spec.model,
             base_url: spec.base_url,
             headers,
             policy: spec.policy,
@@ -164,13 +189,17 @@ impl Endpoint {
         })
     }
 
-    /// Posts `body` and streams the decoded answer, retrying transient failures.
+    /// Posts `body` (with the configured model when it names none) and streams the decoded
+    /// answer, retrying transient failures.
     pub(crate) fn stream<'a, D: Decoder + 'a>(
         &'a self,
-        body: &Value,
+        mut body: Value,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
-        let body = match serde_json::to_vec(body) {
+        if body["model"].as_str().is_none_or(str::is_empty) {
+            body["model"] = Value::String(self.model.clone());
+        }
+        let body = match serde_json::to_vec(&body) {
             Ok(body) => Bytes::from(body),
             Err(err) => {
                 let error = ProviderError::Stream(format!("cannot encode the request: {err}"));
@@ -438,6 +467,23 @@ fn sse_failure(err: &sse_stream::Error) -> Failure {
             "the response is not a valid event stream: {other}"
         ))),
     }
+}
+
+/// Feeds `events` (the data of each server-sent event) to a fresh decoder: what it reported,
+/// and how it ended.
+#[cfg(test)]
+pub(crate) fn decode_all<D: Decoder>(
+    events: &[&str],
+) -> (Result<Response, Failure>, Vec<StreamEvent>) {
+    let mut decoder = D::default();
+    let mut out = VecDeque::new();
+    for data in events {
+        if let Err(failure) = decoder.event(data, &mut out) {
+            return (Err(failure), out.into());
+        }
+    }
+    let result = decoder.finish(&mut out);
+    (result, out.into())
 }
 
 /// Installs rustls' ring crypto provider once; reqwest is built without a default one.

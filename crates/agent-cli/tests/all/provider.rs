@@ -329,29 +329,20 @@ async fn usage_includes_cache_reads_and_writes() {
         cache_read: 5000,
         cache_write: 700,
     };
-    let (_s, result, _) =
-        serve_one(ProviderKind::Anthropic, vec![Turn::text("hi").usage(usage)]).await;
-    assert_eq!(
-        result.unwrap().usage,
-        Usage {
-            input_tokens: 12,
-            output_tokens: 34,
-            cache_read_input_tokens: 5000,
-            cache_creation_input_tokens: 700,
-        }
-    );
     // OpenAI reports cached tokens inside prompt_tokens and says nothing of cache writes.
-    let (_s, result, _) =
-        serve_one(ProviderKind::OpenAi, vec![Turn::text("hi").usage(usage)]).await;
-    assert_eq!(
-        result.unwrap().usage,
-        Usage {
-            input_tokens: 12,
-            output_tokens: 34,
-            cache_read_input_tokens: 5000,
-            cache_creation_input_tokens: 0,
-        }
-    );
+    for (kind, cache_writes) in [(ProviderKind::Anthropic, 700), (ProviderKind::OpenAi, 0)] {
+        let (_s, result, _) = serve_one(kind, vec![Turn::text("hi").usage(usage)]).await;
+        assert_eq!(
+            result.unwrap().usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 34,
+                cache_read_input_tokens: 5000,
+                cache_creation_input_tokens: cache_writes,
+            },
+            "{kind}"
+        );
+    }
 }
 
 fn overloaded() -> Value {
