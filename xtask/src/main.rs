@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask tidy`: checks the workspace's invariants (crate layering, lints, crate docs).
 //! - `cargo xtask bench-search`: measures tool search against its peers on real data.
-//! - `cargo xtask test`: installs the test prerequisites if missing, then `cargo test --workspace`.
+//! - `cargo xtask test`: installs the test prerequisites if missing, then `cargo test --workspace`
+//!   with the tests that need node or Python switched on (`TOOLKIT_EXTERNAL_TESTS=1`).
 //! - `cargo xtask pool-size`: the tools array's size per deferral mode, with real MCP servers' tools.
 
 mod alloc;
@@ -32,7 +33,8 @@ enum Command {
     /// Print the size of the request's tools array for the built-ins plus real MCP servers' tools.
     PoolSize,
     /// Install what the tests need (npm MCP servers, the MCP Python SDK) if missing, then run
-    /// `cargo test --workspace` with any extra arguments.
+    /// `cargo test --workspace` with any extra arguments and TOOLKIT_EXTERNAL_TESTS=1, which
+    /// switches on the tests that need them.
     Test {
         /// Passed on to `cargo test`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

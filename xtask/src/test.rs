@@ -1,11 +1,16 @@
 //! `cargo xtask test`: installs what the tests need when it is missing (the reference MCP servers
 //! from the npm registry, the official MCP Python SDK in `.venv`), then runs
-//! `cargo test --workspace` with any extra arguments.
+//! `cargo test --workspace` with any extra arguments and [`EXTERNAL_TESTS_VAR`] set, which
+//! switches on the tests that need them (a bare `cargo test` skips those, saying so).
 
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::Context as _;
+
+/// The variable `test-support` reads to run the tests that need node or Python; kept equal to
+/// `test_support::EXTERNAL_TESTS_VAR` by a test, since xtask does not depend on that crate.
+pub const EXTERNAL_TESTS_VAR: &str = "TOOLKIT_EXTERNAL_TESTS";
 
 fn run(command: &mut Command, what: &str) -> anyhow::Result<()> {
     let status = command
@@ -59,7 +64,29 @@ pub fn run_tests(root: &Path, extra: &[String]) -> anyhow::Result<()> {
         Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
             .args(["test", "--workspace"])
             .args(extra)
+            .env(EXTERNAL_TESTS_VAR, "1")
             .current_dir(root),
         "cargo test --workspace",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_switch_is_the_one_the_tests_read() {
+        let text = std::fs::read_to_string(
+            super::super::tidy::workspace_root()
+                .unwrap()
+                .join("crates/test-support/src/lib.rs"),
+        )
+        .unwrap();
+        let declaration = format!(
+            "pub const EXTERNAL_TESTS_VAR: &str = \"{}\";",
+            super::EXTERNAL_TESTS_VAR
+        );
+        assert!(
+            text.contains(&declaration),
+            "test-support must declare {declaration}"
+        );
+    }
 }

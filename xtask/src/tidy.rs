@@ -16,6 +16,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("tool-pool", &["tool-core", "tool-search"]),
 ];
 
+/// Crates that only tests use: any crate of ours may have them as dev-dependencies, none as a
+/// normal or build dependency, and they depend on no crate of ours themselves (a dev-dependency
+/// that brought `tool-core` back into `tool-core`'s own tests would give them two copies of its
+/// types).
+const DEV_ONLY: &[&str] = &["test-support"];
+
 /// The library crates that must carry crate-level docs (`//!`) in `src/lib.rs`.
 const DOCUMENTED: &[&str] = &[
     "tool-core",
@@ -52,9 +58,12 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut problems = Vec::new();
     for package in metadata.workspace_packages() {
         let name = package.name.as_str();
+        problems.extend(dev_only_problems(package, &ours));
         if let Some((_, allowed)) = LAYERS.iter().find(|(crate_name, _)| *crate_name == name) {
             for dep in &package.dependencies {
-                if ours.contains(&dep.name) && !allowed.contains(&dep.name.as_str()) {
+                let dev_only = DEV_ONLY.contains(&dep.name.as_str())
+                    && dep.kind == cargo_metadata::DependencyKind::Development;
+                if ours.contains(&dep.name) && !allowed.contains(&dep.name.as_str()) && !dev_only {
                     problems.push(format!(
                         "{name} depends on {dep} ({kind:?}), but may only depend on {allowed:?} of this workspace's crates",
                         dep = dep.name,
@@ -85,6 +94,35 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(problems)
+}
+
+/// The rules for [`DEV_ONLY`] crates, as seen from `package`: it may use them only as
+/// dev-dependencies, and if it is one, it depends on no crate of ours.
+fn dev_only_problems(package: &cargo_metadata::Package, ours: &BTreeSet<String>) -> Vec<String> {
+    let name = package.name.as_str();
+    let is_dev_only = DEV_ONLY.contains(&name);
+    package
+        .dependencies
+        .iter()
+        .filter(|dep| ours.contains(&dep.name))
+        .filter_map(|dep| {
+            if is_dev_only {
+                Some(format!(
+                    "{name} is a test-only crate and must depend on no crate of ours, but depends on {}",
+                    dep.name
+                ))
+            } else if DEV_ONLY.contains(&dep.name.as_str())
+                && dep.kind != cargo_metadata::DependencyKind::Development
+            {
+                Some(format!(
+                    "{name} depends on {} ({:?}), which may only be a dev-dependency",
+                    dep.name, dep.kind
+                ))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Integration tests against real MCP servers (the reference servers from npm, and small
 //! servers written with the official Python SDK) and a real MCP client (the Python SDK).
 //!
-//! They need `npm ci` and `.venv` (see `.ci/run`) at the workspace root; without them they fail
-//! with a message saying how to install them.
+//! Those are switched on by `cargo xtask test`, which installs the servers and the SDK and sets
+//! `TOOLKIT_EXTERNAL_TESTS`; a bare `cargo test` skips them with one line each and runs the rest.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -34,7 +34,7 @@ async fn started_call(
             "slow",
             stdio(
                 &venv_python(),
-                &[&fixture("cancel_server.py"), mark.to_str().unwrap()],
+                &[&fixture!("cancel_server.py"), mark.to_str().unwrap()],
             ),
         )],
         options(),
@@ -68,12 +68,18 @@ async fn started_call(
 
 #[tokio::test]
 async fn cancelling_a_call_sends_notifications_cancelled() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
     let (_dir, outcome) = started_call(false).await;
     assert_eq!(outcome.unwrap(), Err(tool_core::ToolError::Cancelled));
 }
 
 #[tokio::test]
 async fn dropping_a_call_sends_notifications_cancelled() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
     let (_dir, outcome) = started_call(true).await;
     assert!(outcome.unwrap_err().is_cancelled());
 }

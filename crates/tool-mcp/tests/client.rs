@@ -7,6 +7,9 @@ use crate::support::*;
 
 #[tokio::test]
 async fn filesystem_reads_a_file_in_its_allowed_directory() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let file = root.join("hello.txt");
@@ -55,6 +58,9 @@ async fn filesystem_reads_a_file_in_its_allowed_directory() {
 
 #[tokio::test]
 async fn memory_creates_entities_and_reads_the_graph() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let memory_file = dir.path().join("memory.jsonl");
     let mut server = node("server-memory", &[]);
@@ -88,6 +94,9 @@ async fn memory_creates_entities_and_reads_the_graph() {
 
 #[tokio::test]
 async fn everything_echoes_adds_and_reports_progress() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let (manager, registry) = start(
         vec![("everything", node("server-everything", &["stdio"]))],
         options(),
@@ -154,6 +163,9 @@ async fn everything_echoes_adds_and_reports_progress() {
 
 #[tokio::test]
 async fn a_cancelled_call_returns_promptly() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let (manager, registry) = start(
         vec![("everything", node("server-everything", &["stdio"]))],
         options(),
@@ -195,10 +207,13 @@ async fn call_echo(registry: &tool_core::ToolRegistry) -> String {
 
 #[tokio::test]
 async fn list_changed_updates_the_registry_in_place() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
     let (manager, registry) = start(
         vec![(
             "grow",
-            stdio(&venv_python(), &[&fixture("list_changed_server.py")]),
+            stdio(&venv_python(), &[&fixture!("list_changed_server.py")]),
         )],
         options(),
     );

@@ -9,6 +9,9 @@ use crate::support::*;
 
 #[tokio::test]
 async fn a_missing_command_fails_clearly_and_others_connect() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let (manager, registry) = start(
         vec![
             (
@@ -66,6 +69,9 @@ async fn a_server_that_exits_at_once_fails_with_its_stderr() {
 
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_without_holding_up_others() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let mut options = options();
     options.connect_timeout = Duration::from_secs(8);
     let (manager, _registry) = start(
@@ -121,6 +127,9 @@ async fn expect_change(
 
 #[tokio::test]
 async fn a_killed_server_is_marked_down_and_comes_back() {
+    if !external_tests(&[External::NpmServers, External::PythonSdk]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let (manager, registry) = start(
@@ -128,7 +137,7 @@ async fn a_killed_server_is_marked_down_and_comes_back() {
             ("victim", everything_with_pidfile(&pidfile)),
             (
                 "bystander",
-                stdio(&venv_python(), &[&fixture("list_changed_server.py")]),
+                stdio(&venv_python(), &[&fixture!("list_changed_server.py")]),
             ),
         ],
         options(),
@@ -180,6 +189,9 @@ async fn a_killed_server_is_marked_down_and_comes_back() {
 
 #[tokio::test]
 async fn a_hung_server_times_out_is_marked_down_and_is_replaced() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let mut options = options();

@@ -9,6 +9,9 @@ use crate::support::*;
 
 #[tokio::test]
 async fn everything_over_streamable_http() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

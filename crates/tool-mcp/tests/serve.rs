@@ -25,8 +25,11 @@ fn serve_demo() -> PathBuf {
 
 #[test]
 fn the_python_sdk_client_lists_and_calls_our_tools() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
     let output = Command::new(venv_python())
-        .arg(fixture("python_client.py"))
+        .arg(fixture!("python_client.py"))
         .arg(serve_demo())
         .output()
         .unwrap();

@@ -1,7 +1,7 @@
-//! Paths to the installed servers and helpers shared by the tests.
+//! Servers, options and calls shared by the tests; paths to the installed servers and the skip
+//! switch for tests that need node or Python come from `test-support`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,48 +10,10 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tool_core::{ExecutionEvent, Session, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use tool_mcp::{McpConfig, McpManager, McpOptions, ServerConfig, ServerState};
 
+pub use test_support::{External, external_tests, fixture, npm_server, venv_python};
+
 /// How long any test waits for something that should take well under a second or two.
 pub const DEADLINE: Duration = Duration::from_secs(60);
-
-pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The entry script of an npm-installed reference server.
-pub fn npm_server(package: &str) -> String {
-    let path = workspace_root()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci --no-audit --no-fund` at the workspace root (see .ci/run)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-/// The Python interpreter of the test venv, which has the `mcp` SDK.
-pub fn venv_python() -> String {
-    let path = workspace_root().join(".venv/bin/python");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `python3 -m venv .venv && .venv/bin/pip install -r requirements-test.txt` at the workspace root (see .ci/run)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-pub fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
 
 pub fn stdio(command: &str, args: &[&str]) -> ServerConfig {
     ServerConfig::Stdio {

@@ -27,6 +27,9 @@ fn ada() -> Value {
 /// Proxy: the tools array never changes; the found tool is called through execute_tool.
 #[tokio::test]
 async fn a_deferred_tool_is_found_and_called_through_execute_tool() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let project = Project::new();
     project.mcp_json(&json!({"memory": memory_server(&project)}));
     let server = ScriptedServer::start(vec![
@@ -82,6 +85,9 @@ async fn a_deferred_tool_is_found_and_called_through_execute_tool() {
 /// part, and the model calls it by its own name.
 #[tokio::test]
 async fn a_deferred_tool_is_found_and_called_inline() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     for kind in KINDS {
         let project = Project::new();
         project.mcp_json(&json!({"memory": memory_server(&project)}));
@@ -123,6 +129,9 @@ async fn a_deferred_tool_is_found_and_called_inline() {
 /// tools array keeps its bytes, and the new tools arrive as a delta message.
 #[tokio::test]
 async fn a_server_connecting_mid_session_leaves_the_tools_array_unchanged() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let project = Project::new();
     let gate = project.path().join("gate");
     // The server starts only once the test opens the gate, after the first request.
@@ -179,6 +188,9 @@ async fn a_server_connecting_mid_session_leaves_the_tools_array_unchanged() {
 
 #[tokio::test]
 async fn mcp_list_shows_each_server_its_state_and_its_tools() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
     let project = Project::new();
     project.mcp_json(&json!({
         "memory": memory_server(&project),
@@ -215,10 +227,13 @@ async fn mcp_list_without_servers_says_how_to_add_them() {
 /// `agent-cli mcp serve`.
 #[tokio::test]
 async fn the_python_sdk_client_uses_agent_cli_mcp_serve() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
     let project = Project::new();
     project.write("notes.txt", "served over MCP\n");
     let output = run(tokio::process::Command::new(venv_python())
-        .arg(fixture("mcp_client.py"))
+        .arg(fixture!("mcp_client.py"))
         .arg(env!("CARGO_BIN_EXE_agent-cli"))
         .current_dir(project.path())
         .env("AGENT_CLI_HOME", project.home())
@@ -255,4 +270,70 @@ async fn the_python_sdk_client_uses_agent_cli_mcp_serve() {
     // Our permission rules apply: with nobody to ask, a command that changes things is denied.
     assert_eq!(seen["shell"]["is_error"], true);
     assert!(project.path().join("notes.txt").exists());
+}
+
+/// An MCP tool's 200k-character result is saved whole under the session's directory; the model
+/// reads the middle of it back with read_file at the path the preview gives.
+#[tokio::test]
+async fn an_oversized_mcp_result_is_read_back_from_its_saved_file() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
+    let project = Project::new();
+    project.mcp_json(&json!({"everything": {
+        "command": "node",
+        "args": [npm_server("server-everything"), "stdio"],
+    }}));
+    // A session of known id, so the script knows where the result will be saved.
+    let id = "1700000000-0abc123";
+    let sessions = project.home().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join(format!("{id}.jsonl")),
+        format!(
+            "{}\n",
+            json!({"type": "meta", "id": id, "cwd": project.path(), "created": 0})
+        ),
+    )
+    .unwrap();
+    let message: String = (0..2_000)
+        .map(|n| format!("line {n:04} {}\n", "x".repeat(90)))
+        .collect();
+    assert!(message.len() > 200_000);
+    let saved = sessions.join(id).join("tool-results/toolu_big.txt");
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use(
+            "toolu_big",
+            "mcp__everything__echo",
+            json!({"message": message}),
+        ),
+        Turn::tool_use(
+            "toolu_read",
+            "read_file",
+            json!({"path": saved, "offset": 1001, "limit": 2}),
+        ),
+        Turn::text("Read it."),
+    ])
+    .await;
+
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["--defer-tools", "false", "--allow", "mcp__everything"])
+        .args(["--resume", id, "-p", "Echo a lot"]))
+    .await;
+
+    assert_success(&output);
+    let bodies = server.bodies();
+    let preview = tool_results(&bodies[1]);
+    assert!(
+        preview[0].1.contains(&saved.display().to_string()),
+        "{preview:?}"
+    );
+    let read = tool_results(&bodies[2]);
+    assert!(!read[1].0, "{read:?}");
+    assert!(
+        read[1].1.contains("line 1000") && read[1].1.contains("line 1001"),
+        "{read:?}"
+    );
+    assert!(!read[1].1.contains("line 0999"), "{read:?}");
 }

@@ -10,6 +10,8 @@ use tokio::process::Command;
 
 use super::scripted::ScriptedServer;
 
+pub use test_support::{External, external_tests, fixture, npm_server, venv_python};
+
 /// Both providers, for tests that run once per wire format.
 pub const KINDS: [ProviderKind; 2] = [ProviderKind::Anthropic, ProviderKind::OpenAi];
 
@@ -131,48 +133,6 @@ pub fn assert_success(output: &Output) {
         stdout(output),
         stderr(output)
     );
-}
-
-/// The workspace's root, where the test prerequisites are installed.
-pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The entry script of an npm-installed reference MCP server.
-pub fn npm_server(package: &str) -> String {
-    let path = workspace_root()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask test`, which installs the MCP servers with npm",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-/// The Python interpreter of the test venv, which has the `mcp` SDK.
-pub fn venv_python() -> String {
-    let path = workspace_root().join(".venv/bin/python");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask test`, which installs the MCP Python SDK in .venv",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-/// A test fixture's path.
-pub fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The messages of a recorded request body, in either wire format.
