@@ -111,8 +111,7 @@ impl SearchIndex {
                 let entry = &self.terms[term as usize];
                 let posting = entry.posting(id)?;
                 let at = counts.binary_search_by_key(&term, |(t, _)| *t).ok()?;
-                let idf = Weight::idf(self.config.scorer, entry.df, &stats);
-                let weight = Weight::new(self.config.scorer, idf, &stats);
+                let weight = Weight::of_term(self.config.scorer, entry.df, &stats);
                 let text = text_of.get(&term).copied().unwrap_or("").to_owned();
                 Some(weight.explain(text, posting, &counts[at].1, &self.config.weights))
             })

@@ -109,11 +109,22 @@ pub(super) struct Running {
     pub(super) touched: Vec<u32>,
     /// What each query term adds to [`Acc::matched`], in query order.
     adds: Vec<u32>,
-    /// The query's terms in max-score order: (query position, term, idf, bound).
-    order: Vec<(usize, u32, f32, f32)>,
+    /// The query's terms that can score, in max-score order.
+    order: Vec<PlannedTerm>,
     /// What the terms from each position of `order` on can add at most, together, and how many
     /// postings they have.
     pub(super) remaining: Vec<(f32, usize)>,
+}
+
+/// A query term as the term loop takes it.
+#[derive(Clone, Copy)]
+struct PlannedTerm {
+    /// Its position in the query.
+    position: usize,
+    term: u32,
+    idf: f32,
+    /// The most it can add to a document's score.
+    bound: f32,
 }
 
 /// Buffers a query reuses, per thread.
@@ -131,6 +142,7 @@ thread_local! {
 }
 
 impl SearchIndex {
+    /// The best `limit` tools for the keywords `text`, each of the `required` words in all.
     pub(super) fn rank(&self, text: &str, required: &[String], limit: usize) -> Vec<Hit> {
         self.rank_with(text, required, limit, MIN_POSTINGS_TO_PRUNE)
     }
@@ -201,21 +213,29 @@ impl SearchIndex {
                 .filter(|(i, (term, _))| {
                     self.terms[*term as usize].df > 0 && adds.get(*i).is_some_and(|a| *a != 0)
                 })
-                .map(|(i, (term, _))| {
-                    let entry = &self.terms[*term as usize];
-                    let idf = Weight::idf(scorer, entry.df, stats);
-                    let bound = Weight::new(scorer, idf, stats).max_score(entry);
-                    (i, *term, idf, bound)
+                .map(|(position, &(term, _))| {
+                    let entry = &self.terms[term as usize];
+                    let weight = Weight::of_term(scorer, entry.df, stats);
+                    PlannedTerm {
+                        position,
+                        term,
+                        idf: weight.idf(),
+                        bound: weight.max_score(entry),
+                    }
                 }),
         );
         // Terms in decreasing order of the most they can add (max-score order).
-        order.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
+        order.sort_unstable_by(|a, b| {
+            b.bound
+                .total_cmp(&a.bound)
+                .then(a.position.cmp(&b.position))
+        });
         remaining.clear();
         remaining.resize(order.len() + 1, (0.0, 0));
         for j in (0..order.len()).rev() {
-            let postings = self.terms[order[j].1 as usize].postings.len();
+            let postings = self.terms[order[j].term as usize].postings.len();
             remaining[j] = (
-                remaining[j + 1].0 + order[j].3,
+                remaining[j + 1].0 + order[j].bound,
                 remaining[j + 1].1 + postings,
             );
         }
@@ -231,11 +251,15 @@ impl SearchIndex {
         candidates_only: bool,
         running: &mut Running,
     ) {
-        let (i, term, idf, _) = running.order[pos];
-        let postings = &self.terms[term as usize].postings;
-        let add = running.adds.get(i).copied().unwrap_or_default();
+        let planned = running.order[pos];
+        let postings = &self.terms[planned.term as usize].postings;
+        let add = running
+            .adds
+            .get(planned.position)
+            .copied()
+            .unwrap_or_default();
         // The scorer is chosen once per term, not per posting.
-        match Weight::new(self.config.scorer, idf, stats) {
+        match Weight::new(self.config.scorer, planned.idf, stats) {
             Weight::Bm25Plus(w) => running.score(postings, add, w, candidates_only, exact),
             Weight::TfIdf(w) => running.score(postings, add, w, candidates_only, exact),
         }

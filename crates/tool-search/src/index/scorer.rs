@@ -234,15 +234,17 @@ pub(super) enum Weight<'a> {
 }
 
 impl<'a> Weight<'a> {
-    /// The inverse document frequency of a term in `df` documents under `scorer`.
-    pub(super) fn idf(scorer: Scorer, df: u32, stats: &CorpusStats<'_>) -> f32 {
-        match scorer {
+    /// The weight under `scorer` of a term in `df` documents.
+    pub(super) fn of_term(scorer: Scorer, df: u32, stats: &CorpusStats<'a>) -> Self {
+        let idf = match scorer {
             Scorer::Bm25Plus(_) => Bm25Weight::idf(df, stats),
             Scorer::TfIdf => TfIdfWeight::idf(df, stats),
-        }
+        };
+        Self::new(scorer, idf, stats)
     }
 
-    /// The weight under `scorer` of a term of inverse document frequency `idf`.
+    /// The weight under `scorer` of a term of inverse document frequency `idf` (known from
+    /// [`Weight::of_term`]).
     pub(super) fn new(scorer: Scorer, idf: f32, stats: &CorpusStats<'a>) -> Self {
         match scorer {
             Scorer::Bm25Plus(params) => Self::Bm25Plus(Bm25Weight::new(params, idf, stats)),
