@@ -9,6 +9,8 @@
 #[path = "all/support/mod.rs"]
 mod support;
 
+#[path = "all/durability.rs"]
+mod durability;
 #[path = "all/mcp.rs"]
 mod mcp;
 #[path = "all/print_mode.rs"]

@@ -49,6 +49,7 @@ async fn a_deferred_tool_is_found_and_called_through_execute_tool() {
 
     let output = run(project
         .agent(&server, ProviderKind::Anthropic)
+        .arg("--trust-project")
         .args(["--activation", "proxy", "--allow", "mcp__memory"])
         .args(["-p", "Remember Ada"]))
     .await;
@@ -104,6 +105,7 @@ async fn a_deferred_tool_is_found_and_called_inline() {
 
         let output = run(project
             .agent(&server, kind)
+            .arg("--trust-project")
             .args(["--activation", "inline", "--allow", "mcp__memory"])
             .args(["-p", "Remember Ada"]))
         .await;
@@ -148,6 +150,7 @@ async fn a_server_connecting_mid_session_leaves_the_tools_array_unchanged() {
 
     let mut child = project
         .agent(&server, ProviderKind::Anthropic)
+        .arg("--trust-project")
         .args(["--defer-tools", "true", "--activation", "proxy"])
         .stdin(Stdio::piped())
         .spawn()
@@ -197,7 +200,7 @@ async fn mcp_list_shows_each_server_its_state_and_its_tools() {
         "missing": {"command": "no-such-mcp-server-command"},
     }));
 
-    let output = run(project.command().args(["mcp", "list"])).await;
+    let output = run(project.command().args(["mcp", "list", "--trust-project"])).await;
 
     assert_success(&output);
     let text = stdout(&output);
@@ -318,6 +321,7 @@ async fn an_oversized_mcp_result_is_read_back_from_its_saved_file() {
 
     let output = run(project
         .agent(&server, ProviderKind::Anthropic)
+        .arg("--trust-project")
         .args(["--defer-tools", "false", "--allow", "mcp__everything"])
         .args(["--resume", id, "-p", "Echo a lot"]))
     .await;

@@ -37,17 +37,23 @@ fn script() -> Vec<Turn> {
     ]
 }
 
-/// Print mode in an untrusted hostile repository: none of it runs, one stderr line names every
-/// ignored item; after `agent-cli trust` the same run uses them.
-#[tokio::test]
-async fn a_hostile_repository_gains_nothing_until_trusted() {
-    let project = hostile_project();
+/// `agent-cli -p go` against a new scripted server, which it returns with the output.
+async fn go(project: &Project) -> (ScriptedServer, std::process::Output) {
     let server = ScriptedServer::start(script()).await;
     let output = run(project
         .agent(&server, ProviderKind::Anthropic)
         .args(["-p", "go"]))
     .await;
     assert_success(&output);
+    (server, output)
+}
+
+/// Print mode in an untrusted hostile repository: none of it runs, one stderr line names every
+/// ignored item; after `agent-cli trust` the same run uses them.
+#[tokio::test]
+async fn a_hostile_repository_gains_nothing_until_trusted() {
+    let project = hostile_project();
+    let (server, output) = go(&project).await;
     for file in ["shell.txt", "hook.txt", "p.txt"] {
         assert!(!project.path().join(file).exists(), "{file} was written");
     }
@@ -90,12 +96,7 @@ async fn a_hostile_repository_gains_nothing_until_trusted() {
         stdout(&trusted)
     );
 
-    let server = ScriptedServer::start(script()).await;
-    let output = run(project
-        .agent(&server, ProviderKind::Anthropic)
-        .args(["-p", "go"]))
-    .await;
-    assert_success(&output);
+    let (_server, output) = go(&project).await;
     assert!(
         !stderr(&output).contains("not trusted"),
         "{}",
@@ -173,7 +174,8 @@ async fn the_shell_sandbox_confines_writes() {
         eprintln!("skipped: this kernel has no Landlock");
         return;
     }
-    let outside = tempfile::tempdir().unwrap();
+    // Not under /tmp, which workspace-write allows.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let outside_file = outside.path().join("escaped.txt");
     for (mode, command, inside_written) in [
         ("read-only", "echo x > inside.txt".to_owned(), false),
@@ -190,9 +192,14 @@ async fn the_shell_sandbox_confines_writes() {
             Turn::text("Done."),
         ])
         .await;
-        let output = run(project
-            .agent(&server, ProviderKind::Anthropic)
-            .args(["--permission-mode", "bypass", "--sandbox", mode, "-p", "go"]))
+        let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+            "--permission-mode",
+            "bypass",
+            "--sandbox",
+            mode,
+            "-p",
+            "go",
+        ]))
         .await;
         assert_success(&output);
         let results = tool_results(&server.bodies()[1]);
@@ -201,7 +208,10 @@ async fn the_shell_sandbox_confines_writes() {
             inside_written,
             "{mode} {command}: {results:?}"
         );
-        assert!(!outside_file.exists(), "{mode} {command}: wrote outside the roots");
+        assert!(
+            !outside_file.exists(),
+            "{mode} {command}: wrote outside the roots"
+        );
         if !inside_written {
             assert!(results[0].0, "{results:?}");
             assert!(results[0].1.contains("sandbox"), "{results:?}");
