@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 use tool_core::{CancellationToken, ExecutionEvent, ToolCall};
 
-use super::support::{Fixture, Probe};
+use super::support::{Fixture, probe};
 
 struct Counters {
     running: Arc<AtomicUsize>,
@@ -18,7 +18,7 @@ fn probes(fx: &Fixture) -> Counters {
     let max_seen = Arc::new(AtomicUsize::new(0));
     for (name, safe) in [("safe", true), ("unsafe", false)] {
         fx.registry
-            .register(Arc::new(Probe::new(
+            .register(Arc::new(probe(
                 name,
                 safe,
                 Arc::clone(&running),

@@ -6,10 +6,10 @@ use insta::assert_json_snapshot;
 use serde_json::json;
 use tool_core::{
     CancellationToken, CommandHook, Content, ExecutionEvent, PermissionMode, PermissionRules,
-    Permissions, ToolCall, ToolSpec, result_path,
+    Permissions, ToolCall, ToolOutput, result_path,
 };
 
-use super::support::{Fixture, run};
+use super::support::{Fixture, run, tool};
 
 #[tokio::test]
 async fn success_maps_to_a_text_block() {
@@ -130,30 +130,11 @@ async fn oversized_result_is_persisted_whole_and_previewed() {
 #[tokio::test]
 async fn unbounded_tools_are_not_budgeted() {
     let fx = Fixture::new();
-    struct Big(ToolSpec);
-    #[async_trait::async_trait]
-    impl tool_core::Tool for Big {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn check_permissions(
-            &self,
-            _: &serde_json::Value,
-            _: &tool_core::ToolContext,
-        ) -> tool_core::PermissionCheck {
-            tool_core::PermissionCheck::Allow
-        }
-        async fn call(
-            &self,
-            _: serde_json::Value,
-            _: &tool_core::ToolContext,
-        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
-            Ok(tool_core::ToolOutput::text("x".repeat(200_000)))
-        }
-    }
-    let spec =
-        ToolSpec::new("big", "Big output.", json!({"type": "object"})).with_max_result_chars(None);
-    fx.registry.register(Arc::new(Big(spec))).unwrap();
+    let big = tool("big")
+        .description("Big output.")
+        .spec(|spec| spec.with_max_result_chars(None))
+        .returns(ToolOutput::text("x".repeat(200_000)));
+    fx.registry.register(Arc::new(big)).unwrap();
     let result = run(&fx.executor(), "big", json!({})).await;
     assert_eq!(result.text().len(), 200_000);
 }
@@ -233,36 +214,17 @@ async fn events_follow_the_stages() {
 #[tokio::test]
 async fn structured_output_is_also_given_as_text() {
     let fx = Fixture::new();
-    struct Structured(ToolSpec);
-    #[async_trait::async_trait]
-    impl tool_core::Tool for Structured {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn check_permissions(
-            &self,
-            _: &serde_json::Value,
-            _: &tool_core::ToolContext,
-        ) -> tool_core::PermissionCheck {
-            tool_core::PermissionCheck::Allow
-        }
-        async fn call(
-            &self,
-            _: serde_json::Value,
-            _: &tool_core::ToolContext,
-        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
-            Ok(tool_core::ToolOutput {
-                content: vec![Content::Image {
-                    media_type: "image/png".into(),
-                    data: "iVBORw0KGgo=".into(),
-                }],
-                structured: Some(json!({"width": 1, "height": 1})),
-                is_error: false,
-            })
-        }
-    }
-    let spec = ToolSpec::new("shape", "Structured output.", json!({"type": "object"}));
-    fx.registry.register(Arc::new(Structured(spec))).unwrap();
+    let shape = tool("shape")
+        .description("Structured output.")
+        .returns(ToolOutput {
+            content: vec![Content::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }],
+            structured: Some(json!({"width": 1, "height": 1})),
+            is_error: false,
+        });
+    fx.registry.register(Arc::new(shape)).unwrap();
     let result = run(&fx.executor(), "shape", json!({})).await;
     assert_json_snapshot!("structured_and_image", result);
 }
@@ -288,35 +250,20 @@ fn registry_refuses_bad_names_duplicates_and_schemas() {
         err.to_string(),
         "the name `echo` is already registered by `echo`: rename one of the tools or unregister the other first"
     );
-    struct Named(ToolSpec);
-    #[async_trait::async_trait]
-    impl tool_core::Tool for Named {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn call(
-            &self,
-            _: serde_json::Value,
-            _: &tool_core::ToolContext,
-        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
-            Ok(tool_core::ToolOutput::default())
-        }
-    }
-    let bad_name = Named(ToolSpec::new("bad name", "", json!({"type": "object"})));
+    let bad_name = tool("bad name").description("");
     assert!(fx.registry.register(Arc::new(bad_name)).is_err());
-    let bad_schema = Named(ToolSpec::new(
-        "bad_schema",
-        "",
-        json!({"type": "no-such-type"}),
-    ));
+    let bad_schema = tool("bad_schema")
+        .description("")
+        .schema(json!({"type": "no-such-type"}));
     let err = fx.registry.register(Arc::new(bad_schema)).unwrap_err();
     assert!(
         err.to_string()
             .starts_with("the input schema of `bad_schema` is invalid"),
         "{err}"
     );
-    let alias_clash =
-        Named(ToolSpec::new("other", "", json!({"type": "object"})).with_alias("say"));
+    let alias_clash = tool("other")
+        .description("")
+        .spec(|spec| spec.with_alias("say"));
     assert!(fx.registry.register(Arc::new(alias_clash)).is_err());
     assert!(fx.registry.unregister("echo").is_some());
     assert!(

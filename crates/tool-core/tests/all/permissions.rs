@@ -7,31 +7,14 @@ use serde_json::{Value, json};
 use tool_core::{
     DecisionSource, Origin, PermissionCheck, PermissionDecision, PermissionMode, PermissionRequest,
     PermissionRule, PermissionRules, Permissions, PromptAnswer, Prompter, RuleScope, Session, Tool,
-    ToolContext, ToolError, ToolOutput, ToolSpec,
+    ToolContext,
 };
 
-use super::support::{Fixture, run};
+use super::support::{Bare, Fixture, run, tool};
 
 /// A tool that overrides nothing but what it must.
-struct Bare(ToolSpec);
-
-#[async_trait]
-impl Tool for Bare {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("done"))
-    }
-}
-
 fn bare(name: &str) -> Bare {
-    Bare(ToolSpec::new(
-        name,
-        "A bare tool.",
-        json!({"type": "object"}),
-    ))
+    tool(name).description("A bare tool.").bare()
 }
 
 #[tokio::test]
@@ -191,14 +174,15 @@ async fn path_rules_match_globs_relative_to_the_working_directory() {
 
 #[tokio::test]
 async fn server_rules_cover_every_tool_of_the_server() {
-    let issue = Bare(
-        ToolSpec::new("mcp__github__create_issue", "", json!({"type": "object"})).with_origin(
-            Origin::Mcp {
+    let issue = tool("mcp__github__create_issue")
+        .description("")
+        .spec(|spec| {
+            spec.with_origin(Origin::Mcp {
                 server: "github".into(),
                 tool: "create_issue".into(),
-            },
-        ),
-    );
+            })
+        })
+        .bare();
     let other = bare("mcp__githubber__x");
     assert_eq!(
         Check::new(&[], &[], &["mcp__github"])
@@ -265,6 +249,37 @@ async fn modes_decide_what_rules_leave_open() {
     let check = Check::new(&[], &["write"], &["bare"]).mode(PermissionMode::Bypass);
     assert_eq!(check.decide(&tool, json!({})).await, "deny");
     assert_eq!(check.decide(&edit, input).await, "ask");
+}
+
+#[tokio::test]
+async fn a_tools_own_verdict_sits_between_the_rules() {
+    let refuses = tool("refuses").permission(PermissionCheck::Deny {
+        reason: "never on a Friday".into(),
+    });
+    let allows = tool("allows").read_only(true);
+    // The tool's own denial beats an allow rule, and bypass mode.
+    let check = Check::new(&["refuses"], &[], &[]).mode(PermissionMode::Bypass);
+    assert_eq!(check.decide(&refuses, json!({})).await, "deny");
+    // Its own allow beats the default ask, but not an ask or a deny rule.
+    assert_eq!(
+        Check::new(&[], &[], &[]).decide(&allows, json!({})).await,
+        "allow"
+    );
+    assert_eq!(
+        Check::new(&[], &["allows"], &[])
+            .decide(&allows, json!({}))
+            .await,
+        "ask"
+    );
+    assert_eq!(
+        Check::new(&[], &[], &["allows"])
+            .decide(&allows, json!({}))
+            .await,
+        "deny"
+    );
+    // A read-only tool that allows itself runs in plan mode.
+    let plan = Check::new(&[], &[], &[]).mode(PermissionMode::Plan);
+    assert_eq!(plan.decide(&allows, json!({})).await, "allow");
 }
 
 #[tokio::test]

@@ -1,13 +1,15 @@
-//! Test tools and helpers.
+//! Test tools and helpers: three typed tools (echo, write, shell) for the typed path, and
+//! [`TestTool`], one configurable tool for everything else.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use tool_core::{
     CancellationToken, Executor, ExecutorBuilder, PermissionCheck, Session, Tool, ToolCall,
@@ -117,111 +119,190 @@ impl TypedTool for Shell {
     }
 }
 
-/// Records how many calls overlap; waits on a gate so tests control timing without sleeps.
-pub struct Probe {
-    pub spec: ToolSpec,
-    pub safe: bool,
-    pub running: Arc<AtomicUsize>,
-    pub max_seen: Arc<AtomicUsize>,
-    /// Calls wait here until released (or until `hold` is zero).
-    pub hold: Duration,
+/// What a [`TestTool`] does when called.
+type Behaviour = Arc<
+    dyn for<'a> Fn(Value, &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>
+        + Send
+        + Sync,
+>;
+
+/// A tool configured for one test: its spec, whether it is read-only and concurrency-safe, its own
+/// permission verdict, and what a call does. Built with [`tool`]; a test states only what it
+/// relies on, and [`TestTool::bare`] keeps the trait's fail-closed defaults instead.
+#[derive(Clone)]
+pub struct TestTool {
+    spec: ToolSpec,
+    read_only: bool,
+    concurrency_safe: bool,
+    permission: PermissionCheck,
+    behaviour: Behaviour,
 }
 
-impl Probe {
-    pub fn new(
-        name: &str,
-        safe: bool,
-        running: Arc<AtomicUsize>,
-        max_seen: Arc<AtomicUsize>,
+/// A test tool named `name` with an object schema, that is not read-only, not concurrency-safe,
+/// allows itself, and answers "done".
+pub fn tool(name: &str) -> TestTool {
+    TestTool {
+        spec: ToolSpec::new(name, "A test tool.", json!({"type": "object"})),
+        read_only: false,
+        concurrency_safe: false,
+        permission: PermissionCheck::Allow,
+        behaviour: Arc::new(|_, _| Box::pin(async { Ok(ToolOutput::text("done")) })),
+    }
+}
+
+impl TestTool {
+    /// Changes the spec (description, schema, origin, aliases, result cap...).
+    pub fn spec(mut self, change: impl FnOnce(ToolSpec) -> ToolSpec) -> Self {
+        self.spec = change(self.spec);
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(self, description: &str) -> Self {
+        self.spec(|mut spec| {
+            spec.description = description.to_owned();
+            spec
+        })
+    }
+
+    /// Sets the input schema.
+    pub fn schema(self, schema: Value) -> Self {
+        self.spec(|mut spec| {
+            spec.input_schema = schema;
+            spec
+        })
+    }
+
+    /// Marks the tool read-only (or not).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Marks the tool concurrency-safe (or not).
+    pub fn concurrency_safe(mut self, safe: bool) -> Self {
+        self.concurrency_safe = safe;
+        self
+    }
+
+    /// The tool's own permission verdict.
+    pub fn permission(mut self, verdict: PermissionCheck) -> Self {
+        self.permission = verdict;
+        self
+    }
+
+    /// Every call returns `output`.
+    pub fn returns(self, output: ToolOutput) -> Self {
+        self.runs(move |_, _| {
+            let output = output.clone();
+            Box::pin(async move { Ok(output) })
+        })
+    }
+
+    /// Every call runs `behaviour`.
+    pub fn runs(
+        mut self,
+        behaviour: impl for<'a> Fn(
+            Value,
+            &'a ToolContext,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>
+        + Send
+        + Sync
+        + 'static,
     ) -> Self {
-        Self {
-            spec: ToolSpec::new(
-                name,
-                "Probe",
-                serde_json::json!({"type": "object", "properties": {}}),
-            ),
-            safe,
-            running,
-            max_seen,
-            hold: Duration::from_millis(60),
-        }
+        self.behaviour = Arc::new(behaviour);
+        self
+    }
+
+    /// The same tool overriding nothing but its spec and its call, so every other behaviour is
+    /// the trait's default.
+    pub fn bare(self) -> Bare {
+        Bare(self)
     }
 }
 
 #[async_trait]
-impl Tool for Probe {
+impl Tool for TestTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
+    fn is_read_only(&self, _: &Value) -> bool {
+        self.read_only
+    }
+
     fn is_concurrency_safe(&self, _: &Value) -> bool {
-        self.safe
+        self.concurrency_safe
     }
 
     async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
-        PermissionCheck::Allow
+        self.permission.clone()
     }
 
-    async fn call(&self, _: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-        self.max_seen.fetch_max(now, Ordering::SeqCst);
-        // Hold the call open long enough for any call allowed to overlap to start.
-        tokio::time::sleep(self.hold).await;
-        self.running.fetch_sub(1, Ordering::SeqCst);
-        Ok(ToolOutput::text(format!("{} done", ctx.tool_use_id())))
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        (self.behaviour)(input, ctx).await
     }
+}
+
+/// A [`TestTool`] that keeps the trait's defaults for everything but its spec and its call.
+pub struct Bare(TestTool);
+
+#[async_trait]
+impl Tool for Bare {
+    fn spec(&self) -> &ToolSpec {
+        &self.0.spec
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.0.call(input, ctx).await
+    }
+}
+
+/// Records how many calls overlap in `running` and the most seen at once in `max_seen`; each call
+/// stays open long enough for any call allowed to overlap it to start.
+pub fn probe(
+    name: &str,
+    safe: bool,
+    running: Arc<AtomicUsize>,
+    max_seen: Arc<AtomicUsize>,
+) -> TestTool {
+    tool(name)
+        .description("Probe")
+        .schema(json!({"type": "object", "properties": {}}))
+        .concurrency_safe(safe)
+        .runs(move |_, ctx| {
+            let running = Arc::clone(&running);
+            let max_seen = Arc::clone(&max_seen);
+            Box::pin(async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                max_seen.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(60)).await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                Ok(ToolOutput::text(format!("{} done", ctx.tool_use_id())))
+            })
+        })
 }
 
 /// Runs until cancelled.
-pub struct Forever;
-
-#[async_trait]
-impl Tool for Forever {
-    fn spec(&self) -> &ToolSpec {
-        static SPEC: std::sync::OnceLock<ToolSpec> = std::sync::OnceLock::new();
-        SPEC.get_or_init(|| {
-            ToolSpec::new(
-                "forever",
-                "Never finishes.",
-                serde_json::json!({"type": "object", "properties": {}}),
-            )
+pub fn forever() -> TestTool {
+    tool("forever")
+        .description("Never finishes.")
+        .schema(json!({"type": "object", "properties": {}}))
+        .runs(|_, ctx| {
+            Box::pin(async move {
+                ctx.progress("waiting forever");
+                std::future::pending::<()>().await;
+                Ok(ToolOutput::text("unreachable"))
+            })
         })
-    }
-
-    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
-        PermissionCheck::Allow
-    }
-
-    async fn call(&self, _: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        ctx.progress("waiting forever");
-        std::future::pending::<()>().await;
-        Ok(ToolOutput::text("unreachable"))
-    }
 }
 
 /// Panics when called.
-pub struct Panics;
-
-#[async_trait]
-impl Tool for Panics {
-    fn spec(&self) -> &ToolSpec {
-        static SPEC: std::sync::OnceLock<ToolSpec> = std::sync::OnceLock::new();
-        SPEC.get_or_init(|| {
-            ToolSpec::new(
-                "panics",
-                "Panics.",
-                serde_json::json!({"type": "object", "properties": {}}),
-            )
-        })
-    }
-
-    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
-        PermissionCheck::Allow
-    }
-
-    async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
-        panic!("index out of bounds")
-    }
+pub fn panics() -> TestTool {
+    tool("panics")
+        .description("Panics.")
+        .schema(json!({"type": "object", "properties": {}}))
+        .runs(|_, _| Box::pin(async { panic!("index out of bounds") }))
 }
 
 /// A temporary session with a registry holding the standard test tools.
@@ -238,8 +319,8 @@ impl Fixture {
         registry.register(Arc::new(Typed::new(Echo))).unwrap();
         registry.register(Arc::new(Typed::new(Write))).unwrap();
         registry.register(Arc::new(Typed::new(Shell))).unwrap();
-        registry.register(Arc::new(Forever)).unwrap();
-        registry.register(Arc::new(Panics)).unwrap();
+        registry.register(Arc::new(forever())).unwrap();
+        registry.register(Arc::new(panics())).unwrap();
         let session = Arc::new(Session::new(
             "test-session",
             dir.path().join("session"),
