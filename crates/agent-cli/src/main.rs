@@ -27,7 +27,9 @@ use agent_cli::ui;
 ///
 /// Settings are read from ~/.config/agent-cli/settings.json (or $AGENT_CLI_HOME/settings.json) and
 /// ./.agent-cli/settings.json (permissions, hooks, MCP servers, deferral, provider and model);
-/// flags override them. MCP servers also come from ./.mcp.json. Sessions are saved as they happen
+/// flags override them. MCP servers also come from ./.mcp.json. What a folder's own files would
+/// widen (permission mode, allow rules, hooks, MCP server commands) applies only once you trust the
+/// folder (`agent-cli trust`); deny and ask rules always apply. Sessions are saved as they happen
 /// under ~/.config/agent-cli/sessions; `--continue` picks up the latest one in this directory.
 ///
 /// Examples:
@@ -546,7 +548,11 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
         (Transcript::create(&sessions, &ctx.cwd)?, Vec::new())
     };
     let session_dir = sessions.join(transcript.id());
-    let sandbox = args.tools.sandbox.or(ctx.settings.sandbox).unwrap_or_default();
+    let sandbox = args
+        .tools
+        .sandbox
+        .or(ctx.settings.sandbox)
+        .unwrap_or_default();
     if let Some(warning) = tool_builtins::sandbox_warning(sandbox) {
         eprintln!("warning: {warning}");
     }
