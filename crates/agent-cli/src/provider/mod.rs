@@ -44,10 +44,9 @@
 
 pub mod anthropic;
 mod config;
+mod factory;
 pub mod openai;
 mod transport;
-
-use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use tool_core::{CancellationToken, ToolCall};
@@ -59,6 +58,7 @@ pub use config::{
     DEFAULT_LOCAL_BASE_URL, DEFAULT_LOCAL_MODEL, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL,
     OPENAI_API_KEY, OPENAI_BASE_URL, ProviderChoice, ProviderConfig, ProviderKind,
 };
+pub use factory::build;
 pub use openai::OpenAiProvider;
 
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
@@ -205,12 +205,4 @@ pub trait Provider: Send + Sync {
         request: &'a ModelRequest,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a>;
-}
-
-/// Builds the provider a configuration describes.
-pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
-    Ok(match config.kind {
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
-        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
-    })
 }
