@@ -1,6 +1,7 @@
 //! Project chores, run as `cargo xtask <command>`.
 //!
-//! - `cargo xtask tidy`: checks the workspace's invariants (crate layering, lints, crate docs).
+//! - `cargo xtask tidy`: checks the workspace's invariants (crate layering, lints, crate docs,
+//!   no module cycles, no function over 80 lines) and prints the longest functions.
 //! - `cargo xtask bench-search`: measures tool search against its peers on real data.
 //! - `cargo xtask test`: installs the test prerequisites if missing, then `cargo test --workspace`
 //!   with the tests that need node or Python switched on (`TOOLKIT_EXTERNAL_TESTS=1`).
@@ -26,7 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check the workspace's invariants: which crate may depend on which, workspace lints, crate docs.
+    /// Check the workspace's invariants: which crate may depend on which, workspace lints, crate
+    /// docs, no module cycles inside a crate, no function over 80 lines; print the longest ones.
     Tidy,
     /// Measure tool search: quality on the benchmark sets, speed and memory at 500 to 100k tools.
     BenchSearch(bench_search::Options),
@@ -49,7 +51,10 @@ fn main() -> anyhow::Result<()> {
         Command::Test { args } => test::run_tests(&tidy::workspace_root()?, &args),
         Command::Tidy => {
             let root = tidy::workspace_root()?;
-            let problems = tidy::check(&root)?;
+            let tidy::Report { problems, notes } = tidy::check(&root)?;
+            for note in &notes {
+                println!("tidy: {note}");
+            }
             if problems.is_empty() {
                 println!("tidy: all invariants hold");
                 Ok(())
