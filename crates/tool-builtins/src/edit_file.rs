@@ -13,8 +13,9 @@ use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, T
 
 use crate::diff::unified_diff;
 use crate::file_state::FileState;
+use crate::offload::blocking;
 use crate::text::{cap_output, curl_quotes, decode_utf8, is_crlf, straighten};
-use crate::workspace::{FileTarget, Workspace, blocking, rule_path};
+use crate::workspace::{FileTarget, Workspace, rule_path};
 
 /// The edit_file tool.
 pub(crate) struct EditFile {

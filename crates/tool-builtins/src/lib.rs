@@ -40,6 +40,7 @@ mod edit_file;
 mod file_state;
 mod glob;
 mod grep;
+mod offload;
 mod plan_mode;
 mod read_file;
 mod roots;
@@ -64,8 +65,8 @@ use grep::Grep;
 use plan_mode::{EnterPlanMode, ExitPlanMode, PlanState};
 use read_file::ReadFile;
 pub use shell::{
-    CappedBuffer, Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, Shell,
-    ShellConfig, ShellInput, is_read_only_command, sandbox_support, sandbox_warning,
+    CappedBuffer, Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, Shell, ShellConfig,
+    ShellInput, is_read_only_command, sandbox_support, sandbox_warning,
 };
 pub use text::MAX_OUTPUT_CHARS;
 use todo::TodoWrite;

@@ -14,8 +14,9 @@ use tool_core::{
 };
 
 use crate::file_state::FileState;
+use crate::offload::blocking;
 use crate::text::{cap_output, image_media_type, looks_binary};
-use crate::workspace::{FileTarget, Workspace, blocking, rule_path};
+use crate::workspace::{FileTarget, Workspace, rule_path};
 
 /// Lines shown when no `limit` is given.
 const DEFAULT_LINE_LIMIT: usize = 2_000;

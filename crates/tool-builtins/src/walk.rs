@@ -7,8 +7,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, WalkBuilder, WalkParallel, WalkState};
 use tool_core::{ToolContext, ToolError};
 
+use crate::offload::blocking;
 use crate::roots::AllowedRoots;
-use crate::workspace::blocking;
 
 /// Walks the files under `root` off the async threads, in parallel, and keeps what `visit`
 /// makes of each (in no particular order). Each walker thread starts its own `state` (such as a

@@ -183,15 +183,6 @@ impl FileTarget {
     }
 }
 
-/// Runs blocking file-system work off the async threads.
-pub(crate) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|err| ToolError::failed(format!("the operation stopped unexpectedly: {err}")))?
-}
-
 /// A lexically normalised form of the path as given, for permission rules: `src/../Cargo.toml`
 /// must not match a rule for `src/**`.
 pub(crate) fn rule_path(path: &str) -> PathBuf {

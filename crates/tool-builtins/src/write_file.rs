@@ -10,8 +10,9 @@ use serde_json::Value;
 use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
 use crate::file_state::FileState;
+use crate::offload::blocking;
 use crate::text::cap_output;
-use crate::workspace::{FileTarget, Workspace, blocking, rule_path};
+use crate::workspace::{FileTarget, Workspace, rule_path};
 
 /// Lines of the written file shown back to the model.
 const PREVIEW_LINES: usize = 10;

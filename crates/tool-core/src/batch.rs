@@ -37,6 +37,35 @@ pub struct Batch {
     held: Vec<(String, Result<Admitted, Stop>)>,
 }
 
+// The executor's batch entry points live beside the batch, so that the executor's own module
+// needs nothing of this one.
+impl Executor {
+    /// Runs the calls of one message with the concurrency rules and returns their results in the
+    /// order of `calls`.
+    pub async fn execute_all(
+        &self,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+        events: Option<UnboundedSender<ExecutionEvent>>,
+    ) -> Vec<ToolResult> {
+        let mut batch = self.batch(cancel, events);
+        for call in calls {
+            batch.push(call);
+        }
+        batch.finish().await
+    }
+
+    /// Starts a batch for one assistant message: push each call as soon as its block is complete
+    /// (while the model is still streaming), then collect the results in order.
+    pub fn batch(
+        &self,
+        cancel: CancellationToken,
+        events: Option<UnboundedSender<ExecutionEvent>>,
+    ) -> Batch {
+        Batch::new(self.clone(), self.inner.max_concurrency, cancel, events)
+    }
+}
+
 impl fmt::Debug for Batch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Batch")

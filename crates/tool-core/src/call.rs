@@ -35,4 +35,3 @@ impl ToolCall {
         Self::new(id, name, input)
     }
 }
-

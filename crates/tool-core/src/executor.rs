@@ -9,7 +9,6 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::batch::Batch;
 use crate::budget::ResultBudget;
 use crate::call::ToolCall;
 use crate::context::{ExecutionEvent, Session, ToolContext};
@@ -30,14 +29,14 @@ pub trait NameSuggester: Send + Sync {
     fn suggest(&self, name: &str, limit: usize) -> Vec<String>;
 }
 
-struct Inner {
+pub(crate) struct Inner {
     registry: Arc<ToolRegistry>,
     permissions: Arc<Permissions>,
     session: Arc<Session>,
     pre_hooks: Vec<Arc<dyn PreToolHook>>,
     post_hooks: Vec<Arc<dyn PostToolHook>>,
     budget: ResultBudget,
-    max_concurrency: usize,
+    pub(crate) max_concurrency: usize,
     suggester: Option<Arc<dyn NameSuggester>>,
 }
 
@@ -49,7 +48,7 @@ struct Inner {
 /// model what to do next; nothing a model sends can panic the process.
 #[derive(Clone)]
 pub struct Executor {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 impl fmt::Debug for Executor {
@@ -166,31 +165,6 @@ impl Executor {
         self.run_admitted(id, admitted, events).await
     }
 
-    /// Runs the calls of one message with the concurrency rules and returns their results in the
-    /// order of `calls`.
-    pub async fn execute_all(
-        &self,
-        calls: Vec<ToolCall>,
-        cancel: CancellationToken,
-        events: Option<UnboundedSender<ExecutionEvent>>,
-    ) -> Vec<ToolResult> {
-        let mut batch = self.batch(cancel, events);
-        for call in calls {
-            batch.push(call);
-        }
-        batch.finish().await
-    }
-
-    /// Starts a batch for one assistant message: push each call as soon as its block is complete
-    /// (while the model is still streaming), then collect the results in order.
-    pub fn batch(
-        &self,
-        cancel: CancellationToken,
-        events: Option<UnboundedSender<ExecutionEvent>>,
-    ) -> Batch {
-        Batch::new(self.clone(), self.inner.max_concurrency, cancel, events)
-    }
-
     /// Stages 1 and 2 up to the tool's own checks: lookup (through a proxy to its target), the
     /// JSON Schema, and the input parsed once into a [`PreparedCall`].
     pub(crate) fn admit(
@@ -205,8 +179,12 @@ impl Executor {
         let (entry, input) = self.through_proxy(entry, input)?;
         let tool = Arc::clone(entry.tool());
         let prepared = tool::prepare(&tool, input).map_err(|err| Stop(err.to_string()))?;
-        let mut ctx = ToolContext::new(id, tool.spec().name.clone(), Arc::clone(&self.inner.session))
-            .with_cancellation(cancel);
+        let mut ctx = ToolContext::new(
+            id,
+            tool.spec().name.clone(),
+            Arc::clone(&self.inner.session),
+        )
+        .with_cancellation(cancel);
         if let Some(events) = events {
             ctx = ctx.with_events(events);
         }
@@ -355,7 +333,12 @@ impl Executor {
         let output = self
             .inner
             .budget
-            .apply(output, spec.max_result_chars, self.inner.session.dir(), ctx.tool_use_id())
+            .apply(
+                output,
+                spec.max_result_chars,
+                self.inner.session.dir(),
+                ctx.tool_use_id(),
+            )
             .await;
         let output = self.post_hooks(&ctx, &input, output).await;
         Ok(map_output(ctx.tool_use_id().to_owned(), output))
@@ -465,7 +448,12 @@ impl Executor {
     }
 
     /// Stage 7: post-tool hooks, which may add context or flag the result.
-    async fn post_hooks(&self, ctx: &ToolContext, input: &Value, mut output: ToolOutput) -> ToolOutput {
+    async fn post_hooks(
+        &self,
+        ctx: &ToolContext,
+        input: &Value,
+        mut output: ToolOutput,
+    ) -> ToolOutput {
         for hook in &self.inner.post_hooks {
             let hook_call = self.hook_call(ctx, input);
             match hook.after(&hook_call, &output).await {
@@ -560,4 +548,3 @@ fn short(text: &str, max: usize) -> String {
     }
     out
 }
-

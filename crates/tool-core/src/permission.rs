@@ -16,7 +16,6 @@
 //!
 //! So deny beats ask, and ask beats allow, whatever order the rules were written in.
 
-
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
@@ -343,8 +342,7 @@ fn settled_without_asking(
         DecisionSource::Rule
     } else if *check == PermissionCheck::Allow {
         DecisionSource::Tool
-    } else if mode == PermissionMode::AcceptEdits && call.path().is_some() && !call.is_read_only()
-    {
+    } else if mode == PermissionMode::AcceptEdits && call.path().is_some() && !call.is_read_only() {
         DecisionSource::Mode
     } else {
         return None;
