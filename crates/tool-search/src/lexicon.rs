@@ -62,6 +62,11 @@ pub(crate) struct Analysed {
 }
 
 impl Analysed {
+    /// How many documents.
+    pub(crate) fn len(&self) -> usize {
+        self.docs.len()
+    }
+
     /// Each document's weighted length and terms, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (f32, &[FieldCounts])> {
         let mut start = 0;
@@ -70,6 +75,15 @@ impl Analysed {
             start = end;
             (length, counts)
         })
+    }
+
+    /// Each document's terms, mutably.
+    fn for_each_doc_mut(&mut self, mut f: impl FnMut(&mut [FieldCounts])) {
+        let mut start = 0;
+        for &(_, end) in &self.docs {
+            f(&mut self.counts[start..end]);
+            start = end;
+        }
     }
 }
 
@@ -149,6 +163,49 @@ impl Lexicon {
         analysed
     }
 
+    /// Takes in the terms of `other`, built from documents that come after this lexicon's, and
+    /// renumbers the terms of `analysed` (its documents) to this lexicon's ids. Terms new here
+    /// get ids in the order `other` created them, so the ids are those that adding every
+    /// document to one lexicon, in order, would have given.
+    ///
+    /// Returns `other`'s memos, renumbered, for [`Memos::merge_into`] this lexicon's: that merge
+    /// touches every word and part `other` saw, and can run while the documents are filed.
+    pub(crate) fn absorb(&mut self, other: Lexicon, analysed: &mut Analysed) -> Memos {
+        let Lexicon {
+            term_ids,
+            cjk,
+            word_terms,
+            part_terms,
+            ..
+        } = other;
+        let mut by_id: Vec<(u32, SmolStr)> = term_ids.into_iter().map(|(t, id)| (id, t)).collect();
+        by_id.sort_unstable_by_key(|(id, _)| *id);
+        self.term_ids.reserve(by_id.len());
+        let mut remap = vec![NO_TERM; cjk.len()];
+        for (id, text) in by_id {
+            let id = id as usize;
+            remap[id] = match self.term_ids.get(text.as_str()) {
+                Some(&t) => t,
+                None => {
+                    let t = self.cjk.len() as u32;
+                    self.cjk.push(cjk[id]);
+                    self.term_ids.insert(text, t);
+                    t
+                }
+            };
+        }
+        let renumber = |t: u32| remap.get(t as usize).copied().unwrap_or(NO_TERM);
+        analysed.for_each_doc_mut(|counts| {
+            counts.iter_mut().for_each(|(t, _)| *t = renumber(*t));
+            counts.sort_unstable_by_key(|(t, _)| *t);
+        });
+        Memos {
+            word_terms,
+            part_terms,
+            remap,
+        }
+    }
+
     /// Makes room for an eighth more terms, words and parts: a server that connects after a
     /// batch build then brings its few new ones without rehashing the tables.
     pub(crate) fn reserve_spare(&mut self) {
@@ -156,6 +213,20 @@ impl Lexicon {
         self.cjk.reserve(self.cjk.len() / 8);
         self.word_terms.reserve(self.word_terms.len() / 8);
         self.part_terms.reserve(self.part_terms.len() / 8);
+    }
+
+    /// Moves the memos out (to be merged with [`Memos::merge_into`] on another thread).
+    pub(crate) fn take_memos(&mut self) -> (WordTerms, PartTerms) {
+        (
+            std::mem::take(&mut self.word_terms),
+            std::mem::take(&mut self.part_terms),
+        )
+    }
+
+    /// Puts the memos back.
+    pub(crate) fn restore_memos(&mut self, (word_terms, part_terms): (WordTerms, PartTerms)) {
+        self.word_terms = word_terms;
+        self.part_terms = part_terms;
     }
 
     /// Appends `(term, field)` for each token of `text`, creating terms not seen before.
@@ -237,6 +308,32 @@ pub(crate) fn lowercase<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
 pub(crate) type WordTerms = FxHashMap<SmolStr, Box<[u32]>>;
 /// What each lowercase word part became: see [`Lexicon::part_terms`].
 pub(crate) type PartTerms = FxHashMap<SmolStr, u32>;
+
+/// The memos of a lexicon taken in by [`Lexicon::absorb`], with its term ids' new numbers.
+#[derive(Debug, Default)]
+pub(crate) struct Memos {
+    word_terms: WordTerms,
+    part_terms: PartTerms,
+    remap: Vec<u32>,
+}
+
+impl Memos {
+    /// Adds the words and parts the memos `(word_terms, part_terms)` lack, renumbered.
+    pub(crate) fn merge_into(self, (word_terms, part_terms): &mut (WordTerms, PartTerms)) {
+        let renumber = |t: u32| self.remap.get(t as usize).copied().unwrap_or(NO_TERM);
+        part_terms.reserve(self.part_terms.len());
+        for (part, t) in self.part_terms {
+            part_terms.entry(part).or_insert_with(|| renumber(t));
+        }
+        word_terms.reserve(self.word_terms.len());
+        for (word, mut ids) in self.word_terms {
+            word_terms.entry(word).or_insert_with(|| {
+                ids.iter_mut().for_each(|t| *t = renumber(*t));
+                ids
+            });
+        }
+    }
+}
 
 /// The term a lowercase word part became (created when new, and remembered when `remember`), or
 /// [`NO_TERM`].

@@ -28,6 +28,7 @@
 //! assert!(index.search("???", 3).is_err());
 //! ```
 
+mod batch;
 mod document;
 mod error;
 mod index;

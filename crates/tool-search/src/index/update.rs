@@ -3,44 +3,120 @@
 use super::SearchIndex;
 use super::postings::{DocEntry, Posting, TermEntry, weighted_tf};
 use super::scorer::Scorer;
+use crate::batch;
 use crate::document::ToolDocument;
 use crate::lexicon::{Analysed, FieldCounts};
+
+/// [`SearchIndex::from_documents`] cuts a share of tools on another thread for each this many
+/// tools...
+const MIN_DOCS_PER_THREAD: usize = 256;
+/// ... in up to this many shares (and no more than rayon has threads): each share costs a
+/// fresh vocabulary, and merging it.
+const MAX_BUILD_THREADS: usize = 8;
 
 impl SearchIndex {
     /// An index of `docs`, as if each were [added](SearchIndex::add) in order (a later tool
     /// replaces an earlier one of the same name).
     ///
-    /// The index is the one adding the tools one by one would build, term ids included, but
-    /// each posting list is allocated once, with an eighth more room for the tools of a server
-    /// that connects later.
+    /// Large batches are cut into terms on several threads (rayon's), a share of tools each with
+    /// its own vocabulary; the vocabularies are then merged in document order, so the index is the one adding the tools
+    /// one by one would build, term ids included.
     pub fn from_documents(
         config: super::SearchConfig,
         docs: impl IntoIterator<Item = ToolDocument>,
     ) -> Self {
         let docs: Vec<ToolDocument> = docs.into_iter().collect();
+        let threads = rayon::current_num_threads()
+            .min(MAX_BUILD_THREADS)
+            .min(docs.len() / MIN_DOCS_PER_THREAD)
+            .max(1);
+        Self::build(config, docs, threads)
+    }
+
+    /// [`SearchIndex::from_documents`] in `threads` shares (on this thread alone when 1).
+    pub(super) fn build(
+        config: super::SearchConfig,
+        docs: Vec<ToolDocument>,
+        threads: usize,
+    ) -> Self {
         let mut index = Self::new(config);
+        let weights = index.config.weights;
         // Room for the tools, and an eighth more for those that come later.
         let room = docs.len() + docs.len() / 8;
         index.docs.reserve_exact(room);
         index.norms.reserve_exact(room);
         index.by_name.reserve(room);
         index.by_key.reserve(room);
-        let analysed = index.lexicon.analyze_all(&docs, &index.config.weights);
-        index.sync_terms();
-        index.reserve_postings(&analysed);
-        index.commit(docs, &analysed);
-        // And an eighth more terms.
-        index.terms.reserve(index.terms.len() / 8);
-        index.lexicon.reserve_spare();
+        if threads <= 1 {
+            let analysed = index.lexicon.analyze_all(&docs, &weights);
+            index.sync_terms();
+            index.reserve_postings([&analysed]);
+            index.commit(docs, &analysed);
+            index.reserve_spare();
+            return index;
+        }
+        let tokenizer = index.lexicon.tokenizer.clone();
+        let pieces = batch::cut(&docs, threads, &tokenizer, &weights);
+        index.assemble(docs, pieces);
+        index.reserve_spare();
         index
     }
 
-    /// Makes room in each posting list for the documents of `analysed`, once, with an eighth
-    /// more to spare: the tools of a server that connects later then fit without copying the
-    /// long lists of common terms.
-    fn reserve_postings(&mut self, analysed: &Analysed) {
+    /// Makes room for an eighth more terms after a batch build (the tools and postings have
+    /// theirs already).
+    fn reserve_spare(&mut self) {
+        self.terms.reserve(self.terms.len() / 8);
+        self.lexicon.reserve_spare();
+    }
+
+    /// Files `docs`, cut into terms in `pieces` (in tool order, covering each tool once).
+    pub(super) fn assemble(&mut self, docs: Vec<ToolDocument>, pieces: Vec<batch::Piece>) {
+        debug_assert!(
+            pieces
+                .windows(2)
+                .all(|w| w[0].start + w[0].analysed.len() == w[1].start),
+            "pieces out of order"
+        );
+        let index = self;
+        let mut pieces = pieces.into_iter();
+        let mut analysed = Vec::with_capacity(pieces.len());
+        // The first piece starts with the first tool: its vocabulary takes in the others'.
+        if let Some(first) = pieces.next() {
+            index.lexicon = first.lexicon;
+            analysed.push(first.analysed);
+        }
+        let mut memos = Vec::with_capacity(pieces.len());
+        for mut piece in pieces {
+            memos.push(index.lexicon.absorb(piece.lexicon, &mut piece.analysed));
+            analysed.push(piece.analysed);
+        }
+        index.sync_terms();
+        index.reserve_postings(&analysed);
+        // The later pieces' words and parts join the memos while the tools are filed (neither
+        // touches what the other does).
+        let mut own = index.lexicon.take_memos();
+        rayon::join(
+            || {
+                for piece in memos {
+                    piece.merge_into(&mut own);
+                }
+            },
+            || {
+                let mut docs = docs.into_iter();
+                for piece in &analysed {
+                    index.commit(docs.by_ref().take(piece.len()), piece);
+                }
+            },
+        );
+        index.lexicon.restore_memos(own);
+    }
+
+    /// Makes room in each posting list for the documents of all of `analysed`, once, with an
+    /// eighth more to spare: the tools of a server that connects later then fit without copying
+    /// the long lists of common terms.
+    fn reserve_postings<'a>(&mut self, analysed: impl IntoIterator<Item = &'a Analysed>) {
         let mut df = vec![0usize; self.terms.len()];
-        for (term, _) in &analysed.counts {
+        for (term, _) in analysed.into_iter().flat_map(|a| &a.counts) {
             df[*term as usize] += 1;
         }
         for (entry, df) in self.terms.iter_mut().zip(df) {
@@ -273,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_build_is_the_index_adds_build() {
+    fn a_batch_cut_on_threads_is_the_index_adds_build() {
         let words = [
             "read",
             "files",
@@ -291,7 +367,7 @@ mod tests {
             "café",
             "readFile",
         ];
-        // Names repeat: later tools replace earlier.
+        // Names repeat within a thread's share and across shares: later tools replace earlier.
         let docs: Vec<ToolDocument> = (0..700)
             .map(|i: usize| {
                 let rare = format!("Word{}x", (i * 13) % 41);
@@ -316,15 +392,34 @@ mod tests {
         for doc in docs.clone() {
             one_by_one.add(doc);
         }
-        let batch = SearchIndex::from_documents(SearchConfig::default(), docs);
-        assert_eq!(state(&batch), state(&one_by_one));
-        // Posting lists get their room, an eighth to spare, once.
-        for entry in &batch.terms {
-            let live = entry.postings.len();
-            assert!(
-                entry.postings.capacity() >= live + live / 8,
-                "{live} postings"
+        for threads in [1, 2, 3, 8] {
+            let batch = SearchIndex::build(SearchConfig::default(), docs.clone(), threads);
+            assert_eq!(state(&batch), state(&one_by_one), "{threads} threads");
+        }
+        // However the threads end up sharing the tools out; posting lists get their room (an
+        // eighth to spare) once, as from a single piece.
+        let mut rooms: Option<Vec<usize>> = None;
+        for ends in [
+            vec![700],
+            vec![1, 700],
+            vec![350, 351, 699, 700],
+            vec![64, 128, 200, 333, 500, 640, 700],
+        ] {
+            let mut batch = SearchIndex::default();
+            let pieces = batch::cut_at(
+                &docs,
+                &ends,
+                &batch.lexicon.tokenizer.clone(),
+                &batch.config.weights,
             );
+            batch.assemble(docs.clone(), pieces);
+            assert_eq!(
+                state(&batch),
+                state(&one_by_one),
+                "pieces ending at {ends:?}"
+            );
+            let room: Vec<usize> = batch.terms.iter().map(|t| t.postings.capacity()).collect();
+            assert_eq!(&room, rooms.get_or_insert_with(|| room.clone()), "{ends:?}");
         }
     }
 }
