@@ -1,14 +1,14 @@
 //! The tool side of a session: registry, built-ins, pool and executor, built from settings.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use tool_builtins::{Builtins, SandboxMode};
 use tool_core::{
-    CommandHook, Executor, PermissionMode, PermissionRules, Permissions, Prompter, Session,
-    ToolRegistry,
+    CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook, PreToolHook,
+    Prompter, Session, Tool, ToolRegistry,
 };
 use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
@@ -48,6 +48,86 @@ pub struct ToolRuntime {
     pub permissions: Arc<Permissions>,
     /// The MCP servers, when any are configured.
     pub mcp: Option<McpManager>,
+    /// What a restricted runtime built from this one (a sub-agent's) inherits.
+    inheritance: Inheritance,
+}
+
+/// What a restricted runtime (a sub-agent's) inherits from the runtime it was built from: the
+/// registry its tools are picked from, the session (so a permission mode change applies to both),
+/// the permission rules, the hooks and the front end's prompter.
+#[derive(Clone)]
+pub struct Inheritance {
+    /// The parent's registry. Weak, because the tools that keep an inheritance are registered in
+    /// it, and a strong reference would keep the registry alive forever.
+    pub registry: Weak<ToolRegistry>,
+    /// The parent's session.
+    pub session: Arc<Session>,
+    /// The parent's permission stage (rules learned from "always allow" answers included).
+    pub permissions: Arc<Permissions>,
+    /// The parent's pre-tool hooks.
+    pub pre_hooks: Vec<Arc<dyn PreToolHook>>,
+    /// The parent's post-tool hooks.
+    pub post_hooks: Vec<Arc<dyn PostToolHook>>,
+    /// The front end's prompter; `None` in non-interactive runs.
+    pub prompter: Option<Arc<dyn Prompter>>,
+}
+
+impl Inheritance {
+    /// A runtime whose model sees only `offered` (every one of them, nothing deferred) and whose
+    /// executor also knows `refused`, so that a call of one of those gets that tool's own answer
+    /// rather than "no such tool". It shares the session and the hooks, starts from the current
+    /// rules, and asks through `prompter` instead of the parent's.
+    pub fn restricted(
+        &self,
+        offered: Vec<Arc<dyn Tool>>,
+        refused: Vec<Arc<dyn Tool>>,
+        prompter: Option<Arc<dyn Prompter>>,
+    ) -> anyhow::Result<ToolRuntime> {
+        let visible = Arc::new(ToolRegistry::new());
+        let callable = Arc::new(ToolRegistry::new());
+        for tool in offered {
+            visible.register(Arc::clone(&tool))?;
+            callable.register(tool)?;
+        }
+        for tool in refused {
+            callable.register(tool)?;
+        }
+        let config = PoolConfig {
+            mode: DeferralMode::Standard,
+            ..PoolConfig::default()
+        };
+        let pool = ToolPool::new(visible, config)?;
+        let rules = self.permissions.rules();
+        pool.set_rules(rules.clone());
+        let mut permissions = Permissions::new(rules);
+        if let Some(prompter) = prompter.clone() {
+            permissions = permissions.with_prompter(prompter);
+        }
+        let permissions = Arc::new(permissions);
+        let mut builder = Executor::builder(Arc::clone(&callable), Arc::clone(&self.session))
+            .permissions(Arc::clone(&permissions));
+        for hook in &self.pre_hooks {
+            builder = builder.pre_hook(Arc::clone(hook));
+        }
+        for hook in &self.post_hooks {
+            builder = builder.post_hook(Arc::clone(hook));
+        }
+        let inheritance = Self {
+            registry: Arc::downgrade(&callable),
+            permissions: Arc::clone(&permissions),
+            prompter,
+            ..self.clone()
+        };
+        Ok(ToolRuntime {
+            registry: callable,
+            pool,
+            executor: builder.build(),
+            session: Arc::clone(&self.session),
+            permissions,
+            mcp: None,
+            inheritance,
+        })
+    }
 }
 
 /// The MCP servers of the settings (which hold the project's `.mcp.json` servers that apply, see
@@ -89,19 +169,32 @@ impl ToolRuntime {
         pool.set_rules(rules.clone());
 
         let session = Arc::new(Session::new(session_id, session_dir, cwd).with_mode(mode));
+        let inherited_prompter = prompter.clone();
         let mut permissions = Permissions::new(rules);
         if let Some(prompter) = prompter {
             permissions = permissions.with_prompter(prompter);
         }
         let permissions = Arc::new(permissions);
+        let mut inheritance = Inheritance {
+            registry: Arc::downgrade(&registry),
+            session: Arc::clone(&session),
+            permissions: Arc::clone(&permissions),
+            pre_hooks: Vec::new(),
+            post_hooks: Vec::new(),
+            prompter: inherited_prompter,
+        };
         let mut builder = Executor::builder(Arc::clone(&registry), Arc::clone(&session))
             .permissions(Arc::clone(&permissions))
             .suggester(pool.suggester());
         for hook in &settings.hooks.pre_tool_use {
-            builder = builder.pre_hook(Arc::new(command_hook(hook)?));
+            let hook: Arc<dyn PreToolHook> = Arc::new(command_hook(hook)?);
+            inheritance.pre_hooks.push(Arc::clone(&hook));
+            builder = builder.pre_hook(hook);
         }
         for hook in &settings.hooks.post_tool_use {
-            builder = builder.post_hook(Arc::new(command_hook(hook)?));
+            let hook: Arc<dyn PostToolHook> = Arc::new(command_hook(hook)?);
+            inheritance.post_hooks.push(Arc::clone(&hook));
+            builder = builder.post_hook(hook);
         }
         let executor = builder.build();
         let mcp = mcp_config(settings)?.map(|config| start_mcp(config, &registry, &pool));
@@ -112,7 +205,13 @@ impl ToolRuntime {
             session,
             permissions,
             mcp,
+            inheritance,
         })
+    }
+
+    /// What a restricted runtime built from this one (a sub-agent's) inherits.
+    pub fn inheritance(&self) -> Inheritance {
+        self.inheritance.clone()
     }
 
     /// Waits until no MCP server is still connecting (each is bounded by the connect timeout the
