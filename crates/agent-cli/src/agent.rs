@@ -151,6 +151,14 @@ impl Agent {
         self.transcript.id()
     }
 
+    /// Uses `system` as the system prompt instead of the runtime's (a sub-agent's is its agent
+    /// type's instructions).
+    #[must_use]
+    pub fn with_system_prompt(mut self, system: String) -> Self {
+        self.system = system;
+        self
+    }
+
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
