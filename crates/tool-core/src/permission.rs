@@ -8,7 +8,7 @@
 //! 4. an ask rule matches: ask (an explicit ask rule outranks the mode and allow rules);
 //! 5. plan mode and the call is not read-only: denied;
 //! 6. bypass mode: allowed;
-//! 7. an allow rule matches: allowed;
+//! 7. an allow rule matches, or a rule granted for now ([`Permissions::grant`]): allowed;
 //! 8. the tool's own check allows: allowed;
 //! 9. accept-edits mode and the call edits a file (it names a path and is not read-only): allowed;
 //! 10. otherwise ask: `dont_ask` mode denies, an interactive front end prompts, a non-interactive
@@ -118,9 +118,13 @@ pub enum PermissionDecision {
     },
 }
 
-/// The permission stage: rules (fixed and learned this session) and an optional prompter.
+/// The permission stage: rules (fixed and learned this session), allow rules granted for now,
+/// and an optional prompter.
 pub struct Permissions {
     rules: RwLock<PermissionRules>,
+    /// Allow rules that hold until [`Permissions::revoke_grants`]; kept apart from `rules` so
+    /// revoking them can never take away a rule the user set or learned.
+    granted: RwLock<Vec<PermissionRule>>,
     prompter: Option<Arc<dyn Prompter>>,
 }
 
@@ -128,6 +132,7 @@ impl fmt::Debug for Permissions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permissions")
             .field("rules", &self.rules())
+            .field("granted", &self.grants())
             .field("interactive", &self.prompter.is_some())
             .finish()
     }
@@ -144,6 +149,7 @@ impl Permissions {
     pub fn new(rules: PermissionRules) -> Self {
         Self {
             rules: RwLock::new(rules),
+            granted: RwLock::new(Vec::new()),
             prompter: None,
         }
     }
@@ -166,6 +172,34 @@ impl Permissions {
         if !rules.allow.contains(&rule) {
             rules.allow.push(rule);
         }
+    }
+
+    /// Allows calls these rules match until [`Permissions::revoke_grants`], as a skill's
+    /// `allowed-tools` do while the skill is in use. A grant is an allow rule and nothing more:
+    /// deny and ask rules, the tool's own denial and plan mode still come first.
+    pub fn grant(&self, rules: impl IntoIterator<Item = PermissionRule>) {
+        let mut granted = self.granted.write().unwrap_or_else(|e| e.into_inner());
+        for rule in rules {
+            if !granted.contains(&rule) {
+                granted.push(rule);
+            }
+        }
+    }
+
+    /// The rules granted for now, in the order they were granted.
+    pub fn grants(&self) -> Vec<PermissionRule> {
+        self.granted
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Ends every grant; the rules the user set or learned stay.
+    pub fn revoke_grants(&self) {
+        self.granted
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Decides whether a (validated) call of `tool` with `input` may run.
@@ -235,7 +269,7 @@ impl Permissions {
         self.ask(spec, call, ctx, mode, reason).await
     }
 
-    /// The first deny, ask and allow rule that matches the call.
+    /// The first deny, ask and allow rule (a granted one counting as allow) that matches the call.
     fn matching_rules(
         &self,
         spec: &ToolSpec,
@@ -250,7 +284,11 @@ impl Permissions {
                 .find(|r| r.matches_subject(spec, subject.as_deref(), &cwd))
                 .cloned()
         };
-        [find(&rules.deny), find(&rules.ask), find(&rules.allow)]
+        let allow = find(&rules.allow).or_else(|| {
+            let granted = self.granted.read().unwrap_or_else(|e| e.into_inner());
+            find(&granted)
+        });
+        [find(&rules.deny), find(&rules.ask), allow]
     }
 
     async fn ask(

@@ -365,3 +365,49 @@ fn modes_parse_from_settings_names() {
         "unknown permission mode `yolo`: use default, accept_edits, plan, bypass or dont_ask"
     );
 }
+
+#[tokio::test]
+async fn a_grant_allows_until_revoked_and_never_past_deny_or_ask_rules() {
+    let shell = shell();
+    let dir = tempfile::tempdir().unwrap();
+    let session = Arc::new(Session::new("s", dir.path(), dir.path()));
+    let ctx = ToolContext::new("t", "shell", session);
+    let rules = PermissionRules::parse(&[], &["shell(git push:*)"], &["shell(rm:*)"]).unwrap();
+    let permissions = Permissions::new(rules.clone());
+    let decide = async |command: &str| match permissions
+        .decide(&shell, &json!({ "command": command }), &ctx)
+        .await
+    {
+        PermissionDecision::Allow { .. } => "allow",
+        PermissionDecision::Deny { .. } => "deny",
+    };
+    assert_eq!(decide("make test").await, "deny", "nothing granted yet");
+
+    let granted: Vec<PermissionRule> = ["shell(make:*)", "shell(rm:*)", "shell(git push:*)"]
+        .iter()
+        .map(|r| r.parse().unwrap())
+        .collect();
+    permissions.grant(granted.clone());
+    permissions.grant(granted.clone());
+    assert_eq!(
+        permissions.grants(),
+        granted,
+        "granting twice keeps one copy"
+    );
+    assert_eq!(decide("make test").await, "allow");
+    assert_eq!(
+        decide("rm -rf build").await,
+        "deny",
+        "a deny rule beats a grant"
+    );
+    assert_eq!(
+        decide("git push").await,
+        "deny",
+        "an ask rule beats a grant (and a non-interactive run cannot ask)"
+    );
+    assert_eq!(permissions.rules(), rules, "grants are not rules");
+
+    permissions.revoke_grants();
+    assert!(permissions.grants().is_empty());
+    assert_eq!(decide("make test").await, "deny");
+}
