@@ -1,23 +1,52 @@
 //! Skills for LLM coding agents: folders with a `SKILL.md` that teach the model a procedure.
 //!
 //! A skill's `SKILL.md` starts with a YAML frontmatter block (`name`, `description`, optional
-//! `allowed-tools`) followed by the markdown body the model reads when it uses the skill.
-//! [`frontmatter::parse`] reads such a file into any `Deserialize` type:
+//! `allowed-tools`) followed by the markdown instructions the model reads when it uses the skill;
+//! files beside it (scripts, templates, references) are read on demand.
+//!
+//! - [`discover`] reads an ordered list of [`SkillRoot`]s (the project's first, so a project's
+//!   skill wins a name over the user's); a broken `SKILL.md` is a warning naming the file;
+//! - [`SkillSet`] has its own [`tool_search::SearchIndex`] (the tool search engine, its tokenizer
+//!   and CJK handling) and a [`SkillSet::listing`] for the system prompt within a budget;
+//! - [`SkillSession`] suggests skills for a user's message (each once per session) and grants a
+//!   skill's `allowed-tools` in [`tool_core::Permissions`] until the turn ends;
+//! - [`SkillTool`] is the `skill` tool: `{"name": ...}` loads a skill, `{"query": ...}` finds some.
 //!
 //! ```
-//! use serde::Deserialize;
+//! use std::sync::Arc;
+//! use tool_skills::{SkillRoot, SkillSession, SkillSet, discover};
 //!
-//! #[derive(Deserialize)]
-//! struct Meta {
-//!     name: String,
-//! }
+//! let root = tempfile::tempdir().unwrap();
+//! let dir = root.path().join("release");
+//! std::fs::create_dir(&dir).unwrap();
+//! std::fs::write(
+//!     dir.join("SKILL.md"),
+//!     "---\nname: release\ndescription: Cut a release and publish the crates.\n---\nRun `make release`.\n",
+//! ).unwrap();
 //!
-//! let text = "---\nname: release\n---\n# Cutting a release\n";
-//! let (meta, body): (Meta, &str) = tool_skills::frontmatter::parse(text).unwrap();
-//! assert_eq!(meta.name, "release");
-//! assert_eq!(body, "# Cutting a release\n");
+//! let found = discover(&[SkillRoot::project(root.path())]);
+//! assert!(found.warnings.is_empty());
+//! let set = Arc::new(SkillSet::new(found.skills));
+//! assert!(set.listing(2_000).unwrap().contains("- release: Cut a release and publish the crates."));
+//!
+//! let session = SkillSession::new(set);
+//! let suggested = session.suggest("please publish a new release");
+//! assert_eq!(suggested[0].name, "release");
+//! assert!(session.suggest("please publish a new release").is_empty(), "once per session");
 //! ```
 
+mod discover;
+mod error;
 pub mod frontmatter;
+mod session;
+mod set;
+mod skill;
+mod tool;
 
+pub use discover::{Discovery, MAX_SKILL_BYTES, SkillRoot, discover};
+pub use error::SkillError;
 pub use frontmatter::FrontmatterError;
+pub use session::{Allowances, MAX_SUGGESTIONS, SkillSession};
+pub use set::{MAX_LISTED_DESCRIPTION_CHARS, SkillSet, document};
+pub use skill::{SKILL_FILE, Skill, SkillSource, parse_skill};
+pub use tool::{SKILL_TOOL, SkillInput, SkillTool};
