@@ -6,6 +6,7 @@ pub mod conversation;
 pub mod provider;
 pub mod runtime;
 pub mod settings;
+pub mod subagent;
 pub mod transcript;
 pub mod trust;
 pub mod ui;

@@ -10,6 +10,16 @@
 //! ]).await;
 //! // Anthropic base: server.url(); OpenAI base: server.openai_url().
 //! ```
+//!
+//! Several conversations at once (a main agent and its sub-agents) each follow their own script,
+//! told apart by their system prompt or first user message:
+//!
+//! ```ignore
+//! let server = ScriptedServer::routed(
+//!     vec![Turn::tool_use("toolu_1", "agent", json!({"description": "look", "prompt": "Find A"})), Turn::text("Done.")],
+//!     vec![(Matcher::first_user("Find A"), vec![Turn::text("A is in a.txt")])],
+//! ).await;
+//! ```
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -79,6 +89,128 @@ pub enum Turn {
         /// The error object.
         error: Value,
     },
+    /// Wait at `gate` until enough requests arrived there, then play `turn`; when they do not
+    /// arrive in time, answer with a text saying so instead.
+    Gated {
+        /// Where the requests meet.
+        gate: Gate,
+        /// What to play once they have.
+        turn: Box<Turn>,
+    },
+}
+
+/// Holds requests until `needed` of them arrived: a scripted answer behind a gate of two is only
+/// given when two conversations are waiting at the same time.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    needed: usize,
+    arrived: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+impl Gate {
+    /// A gate that opens once `needed` requests reached it.
+    pub fn new(needed: usize) -> Self {
+        Self {
+            needed,
+            arrived: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
+
+    /// Counts this request and waits (at most ten seconds) for the others; whether they came.
+    async fn pass(&self) -> bool {
+        self.arrived.send_modify(|count| *count += 1);
+        let mut arrived = self.arrived.subscribe();
+        let needed = self.needed;
+        let waited = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            arrived.wait_for(|count| *count >= needed),
+        )
+        .await;
+        matches!(waited, Ok(Ok(_)))
+    }
+}
+
+/// Which conversation a request belongs to.
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    /// The system prompt contains this text.
+    System(String),
+    /// The first user message contains this text.
+    FirstUser(String),
+}
+
+impl Matcher {
+    /// Requests whose system prompt contains `text`.
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::System(text.into())
+    }
+
+    /// Requests whose first user message contains `text`.
+    pub fn first_user(text: impl Into<String>) -> Self {
+        Self::FirstUser(text.into())
+    }
+
+    fn matches(&self, body: &Value) -> bool {
+        match self {
+            Self::System(text) => system_text(body).contains(text.as_str()),
+            Self::FirstUser(text) => first_user_text(body).contains(text.as_str()),
+        }
+    }
+}
+
+/// The system prompt of a request in either wire format.
+fn system_text(body: &Value) -> String {
+    let anthropic = content_text(&body["system"]);
+    let openai: Vec<String> = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "system")
+        .map(|m| content_text(&m["content"]))
+        .collect();
+    format!("{anthropic}{}", openai.join("\n"))
+}
+
+/// The first user message of a request in either wire format.
+fn first_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .unwrap_or_default()
+}
+
+/// A string, or the text blocks of an array joined.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The scripts of a server: each route's turns, and the default turns for requests no route
+/// matches.
+#[derive(Debug, Default)]
+struct Scripts {
+    default: VecDeque<Turn>,
+    routes: Vec<(Matcher, VecDeque<Turn>)>,
+}
+
+impl Scripts {
+    /// The next turn of the conversation `body` belongs to.
+    fn next(&mut self, body: &Value) -> Option<Turn> {
+        match self.routes.iter_mut().find(|(m, _)| m.matches(body)) {
+            Some((_, turns)) => turns.pop_front(),
+            None => self.default.pop_front(),
+        }
+    }
 }
 
 impl Turn {
@@ -130,6 +262,14 @@ impl Turn {
         match Self::text(text) {
             Self::Reply(reply) => Self::StreamError { reply, error },
             other => other,
+        }
+    }
+
+    /// This turn, played once `gate` opens.
+    pub fn gated(self, gate: &Gate) -> Self {
+        Self::Gated {
+            gate: gate.clone(),
+            turn: Box::new(self),
         }
     }
 
@@ -218,10 +358,22 @@ enum Wire {
 impl ScriptedServer {
     /// Binds 127.0.0.1 on a free port and starts serving the script.
     pub async fn start(script: Script) -> Self {
+        Self::routed(script, Vec::new()).await
+    }
+
+    /// Serves several conversations at once: a request plays the next turn of the first route
+    /// whose matcher it fits, and of `default` when it fits none.
+    pub async fn routed(default: Script, routes: Vec<(Matcher, Script)>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let turns = Arc::new(Mutex::new(VecDeque::from(script)));
+        let turns = Arc::new(Mutex::new(Scripts {
+            default: VecDeque::from(default),
+            routes: routes
+                .into_iter()
+                .map(|(matcher, script)| (matcher, VecDeque::from(script)))
+                .collect(),
+        }));
         let recorded = Arc::clone(&requests);
         let (count, arrived) = tokio::sync::watch::channel(0usize);
         let count = Arc::new(count);
@@ -283,7 +435,7 @@ impl ScriptedServer {
 
 async fn serve(
     mut stream: TcpStream,
-    turns: Arc<Mutex<VecDeque<Turn>>>,
+    turns: Arc<Mutex<Scripts>>,
     recorded: Arc<Mutex<Vec<Recorded>>>,
     count: Arc<tokio::sync::watch::Sender<usize>>,
     sequence: u32,
@@ -297,13 +449,24 @@ async fn serve(
         Wire::Anthropic
     };
     let model = request.body["model"].as_str().unwrap_or("model").to_owned();
+    let turn = turns.lock().unwrap().next(&request.body);
     let seen = {
         let mut recorded = recorded.lock().unwrap();
         recorded.push(request);
         recorded.len()
     };
     count.send_replace(seen);
-    let turn = turns.lock().unwrap().pop_front();
+    let turn = match turn {
+        Some(Turn::Gated { gate, turn }) => Some(if gate.pass().await {
+            *turn
+        } else {
+            Turn::text(format!(
+                "the gate timed out: fewer than {} requests arrived together",
+                gate.needed
+            ))
+        }),
+        other => other,
+    };
     let Some(turn) = turn else {
         let body = json!({"error": {"type": "script_exhausted", "message": "the script has no more turns"}});
         write_error(&mut stream, 418, &body, &[]).await;
@@ -339,6 +502,11 @@ async fn serve(
                 Wire::OpenAi => format!("data: {}\n\n", json!({"error": error})),
             });
             let _ = write_stream(&mut stream, &events).await;
+        }
+        // A gate inside a gate is not scripted; the outer one was passed above.
+        Turn::Gated { .. } => {
+            let body = json!({"error": {"type": "script_error", "message": "a gated turn inside a gated turn"}});
+            write_error(&mut stream, 500, &body, &[]).await;
         }
     }
 }

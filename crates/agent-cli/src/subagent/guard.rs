@@ -1,0 +1,242 @@
+//! What keeps a sub-agent inside its type: a guard that lets only reading calls through, a
+//! stand-in that refuses a tool outside the type's set, and a prompter that names the sub-agent
+//! in every permission prompt.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tool_core::{
+    PermissionCheck, PermissionRequest, Permissions, PromptAnswer, Prompter, Tool, ToolContext,
+    ToolError, ToolOutput, ToolSpec,
+};
+
+/// A tool of a read-only sub-agent: a call that would not only read is refused before it runs,
+/// so the sub-agent's type really is read-only (the shell keeps its read-only commands).
+pub struct ReadOnly {
+    inner: Arc<dyn Tool>,
+    agent: String,
+}
+
+impl ReadOnly {
+    /// Wraps `inner` for the sub-agent type `agent`.
+    pub fn wrap(inner: Arc<dyn Tool>, agent: &str) -> Arc<dyn Tool> {
+        Arc::new(Self {
+            inner,
+            agent: agent.to_owned(),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for ReadOnly {
+    fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+
+    fn is_enabled(&self) -> bool {
+        self.inner.is_enabled()
+    }
+
+    fn is_read_only(&self, input: &Value) -> bool {
+        self.inner.is_read_only(input)
+    }
+
+    fn is_destructive(&self, input: &Value) -> bool {
+        self.inner.is_destructive(input)
+    }
+
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.inner.is_concurrency_safe(input)
+    }
+
+    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        if !self.inner.is_read_only(input) {
+            return Err(ToolError::invalid(format!(
+                "the {} sub-agent only reads, and this {} call could change something; use a \
+                 call that only reads (for the shell: ls, cat, git status, ...), or say in your \
+                 answer what should be run",
+                self.agent,
+                self.inner.spec().name
+            )));
+        }
+        self.inner.validate_input(input, ctx).await
+    }
+
+    async fn check_permissions(&self, input: &Value, ctx: &ToolContext) -> PermissionCheck {
+        self.inner.check_permissions(input, ctx).await
+    }
+
+    fn prompt(&self) -> Option<String> {
+        self.inner.prompt()
+    }
+
+    fn activity(&self, input: &Value) -> Option<String> {
+        self.inner.activity(input)
+    }
+
+    fn path(&self, input: &Value) -> Option<PathBuf> {
+        self.inner.path(input)
+    }
+
+    fn permission_subject(&self, input: &Value) -> Option<String> {
+        self.inner.permission_subject(input)
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.inner.call(input, ctx).await
+    }
+}
+
+/// Stands in for a tool a sub-agent may not use: the model never sees it, and a call of it is
+/// answered with what the sub-agent may use instead (rather than "no such tool").
+pub struct Refused {
+    spec: ToolSpec,
+    reason: String,
+}
+
+impl Refused {
+    /// The stand-in for the tool `name` in a sub-agent of type `agent`, whose tools are `allowed`.
+    pub fn stand_in(name: &str, agent: &str, allowed: &[String]) -> Arc<dyn Tool> {
+        let reason = if name == super::kinds::AGENT_TOOL {
+            format!(
+                "a sub-agent cannot start sub-agents; do the work with your own tools ({})",
+                allowed.join(", ")
+            )
+        } else {
+            format!(
+                "the {agent} sub-agent may not use {name}; its tools are {}. Do what you can with \
+                 those, and say in your answer what else is needed",
+                allowed.join(", ")
+            )
+        };
+        Arc::new(Self {
+            spec: ToolSpec::new(
+                name,
+                "Not available to this sub-agent.",
+                json!({"type": "object"}),
+            ),
+            reason,
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for Refused {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Err(ToolError::invalid(self.reason.clone()))
+    }
+
+    async fn check_permissions(&self, _input: &Value, _ctx: &ToolContext) -> PermissionCheck {
+        PermissionCheck::Deny {
+            reason: self.reason.clone(),
+        }
+    }
+
+    async fn call(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::failed(self.reason.clone()))
+    }
+}
+
+/// The front end's prompter, for one sub-agent: each prompt says which sub-agent asks, and an
+/// "always allow" answer also holds for the main agent (the user allowed the call, not the
+/// sub-agent).
+pub struct NamedPrompter {
+    inner: Arc<dyn Prompter>,
+    agent: String,
+    parent: Arc<Permissions>,
+}
+
+impl NamedPrompter {
+    /// Asks through `inner` on behalf of the sub-agent `agent`; rules learned go to `parent` too.
+    pub fn wrap(
+        inner: Arc<dyn Prompter>,
+        agent: &str,
+        parent: Arc<Permissions>,
+    ) -> Arc<dyn Prompter> {
+        Arc::new(Self {
+            inner,
+            agent: agent.to_owned(),
+            parent,
+        })
+    }
+}
+
+#[async_trait]
+impl Prompter for NamedPrompter {
+    async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
+        let mut named = request.clone();
+        let what = request
+            .activity
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", request.tool, request.input));
+        named.activity = Some(format!("[{} sub-agent] {what}", self.agent));
+        named.reason = format!("{} (asked by the {} sub-agent)", request.reason, self.agent);
+        let answer = self.inner.ask(&named).await;
+        if let PromptAnswer::AllowAlways { rule, .. } = &answer {
+            self.parent.allow(rule.clone());
+        }
+        answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tool_core::{PermissionRule, RuleScope};
+
+    use super::*;
+
+    struct Recording {
+        asked: Mutex<Vec<PermissionRequest>>,
+        answer: PromptAnswer,
+    }
+
+    #[async_trait]
+    impl Prompter for Recording {
+        async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
+            self.asked.lock().unwrap().push(request.clone());
+            self.answer.clone()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_prompt_names_the_sub_agent_and_always_allow_reaches_the_parent() {
+        let rule: PermissionRule = "shell(cargo test:*)".parse().unwrap();
+        let recording = Arc::new(Recording {
+            asked: Mutex::new(Vec::new()),
+            answer: PromptAnswer::AllowAlways {
+                rule: rule.clone(),
+                scope: RuleScope::Session,
+            },
+        });
+        let parent = Arc::new(Permissions::default());
+        let prompter = NamedPrompter::wrap(recording.clone(), "tester", Arc::clone(&parent));
+        let request = PermissionRequest {
+            tool_use_id: "toolu_1".into(),
+            tool: "shell".into(),
+            input: json!({"command": "cargo test"}),
+            reason: "shell needs the user's approval".into(),
+            activity: Some("Running cargo test".into()),
+            suggested_rule: rule.clone(),
+        };
+        let answer = prompter.ask(&request).await;
+        assert!(matches!(answer, PromptAnswer::AllowAlways { .. }));
+        let asked = recording.asked.lock().unwrap();
+        assert_eq!(
+            asked[0].activity.as_deref(),
+            Some("[tester sub-agent] Running cargo test")
+        );
+        assert_eq!(
+            asked[0].reason,
+            "shell needs the user's approval (asked by the tester sub-agent)"
+        );
+        assert!(parent.rules().allow.contains(&rule));
+    }
+}

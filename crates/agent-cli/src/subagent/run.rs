@@ -1,0 +1,214 @@
+//! One sub-agent run: its tools picked from the parent's, its own conversation saved beside the
+//! session, the agent loop ([`Agent::run_turn`]) to the end, and its final answer as the result.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_core::{ExecutionEvent, Prompter, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
+
+use super::guard::{NamedPrompter, ReadOnly, Refused};
+use super::kinds::AgentType;
+use crate::agent::{Agent, AgentEvent, Observer, Outcome, TurnReport};
+use crate::conversation::Usage;
+use crate::provider::Provider;
+use crate::runtime::{Inheritance, ToolRuntime};
+use crate::transcript::Transcript;
+
+/// Receives the token usage of each sub-agent run, for the session's total.
+pub type UsageHook = Arc<dyn Fn(Usage) + Send + Sync>;
+
+/// The folder under the session's directory where sub-agents' transcripts are saved.
+pub const SUBAGENTS_DIR: &str = "subagents";
+
+/// What every sub-agent of a session shares: the provider, the parent's model and tools, the
+/// turn limit and the usage hook.
+#[derive(Clone)]
+pub struct Launcher {
+    /// The provider the main agent talks to.
+    pub provider: Arc<dyn Provider>,
+    /// The main agent's model, for types that name none.
+    pub model: String,
+    /// What the sub-agents' runtimes inherit.
+    pub parent: Inheritance,
+    /// The most model requests of one sub-agent.
+    pub max_turns: usize,
+    /// Told each run's usage.
+    pub usage: Option<UsageHook>,
+}
+
+impl Launcher {
+    /// Runs a sub-agent of type `kind` on `prompt`, for the call `ctx` (its progress, its
+    /// cancellation, its id naming the side transcript).
+    pub async fn run(
+        &self,
+        kind: &AgentType,
+        prompt: &str,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let runtime = self.runtime(kind)?;
+        let system = system_prompt(kind, &runtime);
+        let dir = transcript_dir(ctx.session().dir(), ctx.tool_use_id());
+        let transcript = Transcript::create(&dir, ctx.session().cwd()).map_err(|err| {
+            ToolError::failed(format!(
+                "the sub-agent's transcript could not be created: {err:#}"
+            ))
+        })?;
+        let path = transcript.path().to_path_buf();
+        let model = kind.model.clone().unwrap_or_else(|| self.model.clone());
+        let mut agent = Agent::new(
+            Arc::clone(&self.provider),
+            runtime,
+            transcript,
+            Vec::new(),
+            model,
+        )
+        .with_system_prompt(system);
+        agent.max_turns = self.max_turns;
+        let observer = progress_observer(&kind.name, ctx);
+        let report = agent
+            .run_turn(prompt, ctx.cancellation(), &observer)
+            .await
+            .map_err(|err| {
+                ToolError::failed(format!("the {} sub-agent failed: {err:#}", kind.name))
+            })?;
+        if let Some(hook) = &self.usage {
+            hook(report.usage);
+        }
+        answer(kind, &report, &path)
+    }
+
+    /// The sub-agent's runtime: only the type's tools offered (each checked to only read for a
+    /// read-only type), every other tool of the parent refused with a reason, and permission
+    /// prompts that name the sub-agent.
+    fn runtime(&self, kind: &AgentType) -> Result<ToolRuntime, ToolError> {
+        let parent = self
+            .parent
+            .registry
+            .upgrade()
+            .ok_or_else(|| ToolError::failed("the session's tools are gone"))?;
+        let ToolSets { offered, refused } = tool_sets(kind, &parent);
+        let prompter: Option<Arc<dyn Prompter>> = self.parent.prompter.clone().map(|inner| {
+            NamedPrompter::wrap(inner, &kind.name, Arc::clone(&self.parent.permissions))
+        });
+        self.parent
+            .restricted(offered, refused, prompter)
+            .map_err(|err| ToolError::failed(format!("the sub-agent's tools: {err:#}")))
+    }
+}
+
+/// The tools a sub-agent is offered, and stand-ins refusing every other tool of the parent.
+struct ToolSets {
+    offered: Vec<Arc<dyn Tool>>,
+    refused: Vec<Arc<dyn Tool>>,
+}
+
+/// The tools a sub-agent of `kind` is offered, and stand-ins refusing every other tool of the
+/// parent (the `agent` tool among them).
+fn tool_sets(kind: &AgentType, parent: &ToolRegistry) -> ToolSets {
+    let reads_only = kind.reads_only(parent);
+    let mut offered: Vec<Arc<dyn Tool>> = Vec::new();
+    for name in kind.tool_names(parent) {
+        let Some(entry) = parent.get(&name) else {
+            continue;
+        };
+        let tool = Arc::clone(entry.tool());
+        if offered.iter().any(|t| t.spec().name == tool.spec().name) {
+            continue;
+        }
+        offered.push(if reads_only {
+            ReadOnly::wrap(tool, &kind.name)
+        } else {
+            tool
+        });
+    }
+    let allowed: Vec<String> = offered.iter().map(|t| t.spec().name.clone()).collect();
+    let refused = parent
+        .names()
+        .into_iter()
+        .filter(|name| !allowed.contains(name))
+        .map(|name| Refused::stand_in(&name, &kind.name, &allowed))
+        .collect();
+    ToolSets { offered, refused }
+}
+
+/// The type's instructions, where the sub-agent works, and its tools' guidance.
+fn system_prompt(kind: &AgentType, runtime: &ToolRuntime) -> String {
+    let mut prompt = format!(
+        "{}\n\nYou are the {} sub-agent, working in {}. Another agent gave you this task and sees \
+         only your final message: end with a complete answer that stands on its own.\n",
+        kind.instructions.trim(),
+        kind.name,
+        runtime.session.cwd().display()
+    );
+    for tool in runtime.pool.request_tools().tools {
+        if let Some(guidance) = tool.prompt() {
+            prompt.push_str(&format!("\n# {}\n{}\n", tool.spec().name, guidance.trim()));
+        }
+    }
+    prompt
+}
+
+/// `<session dir>/subagents/<tool_use_id>`, with anything but letters, digits, `-` and `_` in
+/// the id replaced, so that an id can never name another folder.
+pub fn transcript_dir(session_dir: &Path, tool_use_id: &str) -> PathBuf {
+    let id: String = tool_use_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    session_dir.join(SUBAGENTS_DIR).join(id)
+}
+
+/// Reports each tool call the sub-agent starts as the `agent` call's progress, such as
+/// `explore: Searching for foo`.
+fn progress_observer(agent: &str, ctx: &ToolContext) -> Observer {
+    let agent = agent.to_owned();
+    let ctx = ctx.clone();
+    Arc::new(move |event: AgentEvent| {
+        if let AgentEvent::Tool {
+            event: ExecutionEvent::Started { tool, activity, .. },
+        } = event
+        {
+            ctx.progress(format!("{agent}: {}", activity.unwrap_or(tool)));
+        }
+    })
+}
+
+/// The tool result: the sub-agent's final text, with where its transcript is for whoever reads
+/// the session later.
+fn answer(
+    kind: &AgentType,
+    report: &TurnReport,
+    transcript: &Path,
+) -> Result<ToolOutput, ToolError> {
+    let structured = json!({
+        "subagent_type": kind.name,
+        "transcript": transcript.display().to_string(),
+        "requests": report.requests,
+        "usage": report.usage,
+    });
+    let output = match report.outcome {
+        Outcome::Done if report.text.trim().is_empty() => ToolOutput::error_text(format!(
+            "the {} sub-agent finished without an answer",
+            kind.name
+        )),
+        Outcome::Done => ToolOutput::text(report.text.clone()),
+        Outcome::MaxTurns => ToolOutput::error_text(format!(
+            "the {} sub-agent stopped after {} model requests without finishing; its last words: {}",
+            kind.name, report.requests, report.text
+        )),
+        Outcome::Cancelled => {
+            return Err(ToolError::failed(format!(
+                "the {} sub-agent was cancelled",
+                kind.name
+            )));
+        }
+    };
+    Ok(output.with_structured(structured))
+}
