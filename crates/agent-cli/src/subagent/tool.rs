@@ -22,8 +22,8 @@ use crate::runtime::ToolRuntime;
 pub struct AgentInput {
     /// A short (3-5 words) description of the task, shown while the sub-agent works.
     pub description: String,
-    /// The task, complete: the sub-agent sees nothing of your conversation, so say what to do,
-    /// what you already know and what its answer should contain.
+    // One line per field: schemars keeps a doc comment's line breaks in the schema's text.
+    /// The whole task; the sub-agent sees none of your conversation, so include all it needs.
     pub prompt: String,
     /// The agent type (see the tool's description); `explore` when left out.
     #[serde(default)]
