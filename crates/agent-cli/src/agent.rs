@@ -16,10 +16,13 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tool_core::{Batch, CancellationToken, ExecutionEvent, Executor, ToolCall, ToolResult};
 
+use crate::compaction::{self, Trigger, Window};
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
 use crate::provider::{ModelRequest, Provider, ProviderError, Response, StreamEvent};
 use crate::runtime::ToolRuntime;
+use crate::structured::{self, Slot};
 use crate::transcript::Transcript;
+use crate::usage::{Costed, Meter};
 
 /// What the agent reports while it works.
 #[derive(Debug, Clone, Serialize)]
@@ -59,6 +62,17 @@ pub enum AgentEvent {
         /// Why.
         reason: String,
     },
+    /// The conversation was replaced by a summary and its most recent messages.
+    Compacted {
+        /// Why.
+        trigger: Trigger,
+        /// The context's estimated size before, in tokens.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// How many recent messages were kept verbatim.
+        kept: usize,
+    },
 }
 
 /// Receives agent events (from the loop and from running tools).
@@ -84,10 +98,15 @@ pub struct TurnReport {
     pub text: String,
     /// Model requests made.
     pub requests: usize,
-    /// Token usage summed over the requests.
+    /// Token usage summed over the requests (a compaction's request included).
     pub usage: Usage,
+    /// What the turn cost in dollars, when the model's price is known.
+    pub cost_usd: Option<f64>,
     /// Why the model stopped, when it did.
     pub stop_reason: Option<StopReason>,
+    /// The answer the `structured_output` tool accepted, when one was expected.
+    pub structured: Option<serde_json::Value>,
+    metered: Costed,
 }
 
 impl TurnReport {
@@ -99,13 +118,28 @@ impl TurnReport {
             text: String::new(),
             requests: 0,
             usage: Usage::default(),
+            cost_usd: None,
             stop_reason: None,
+            structured: None,
+            metered: Costed::default(),
         }
     }
 
     fn ended(mut self, outcome: Outcome) -> Self {
         self.outcome = outcome;
         self
+    }
+
+    /// Adds one request's usage.
+    fn add(&mut self, one: &Costed) {
+        self.metered.absorb(one);
+        self.usage = self.metered.usage;
+        self.cost_usd = self.metered.cost_usd;
+    }
+
+    /// The turn's usage and cost.
+    pub fn costed(&self) -> Costed {
+        self.metered
     }
 }
 
@@ -122,6 +156,16 @@ pub struct Agent {
     pub max_turns: usize,
     /// The most output tokens per request.
     pub max_tokens: u32,
+    /// The context window and when to compact.
+    pub window: Window,
+    meter: Meter,
+    /// The project instructions' share of the system prompt, in bytes.
+    instructions: usize,
+    /// The structured answer each turn must end with, when one is expected.
+    structured: Option<Expected>,
+    /// The input tokens the provider counted for the last request, and how many messages that
+    /// request carried: the base of the next request's size.
+    last_input: Option<(u64, usize)>,
 }
 
 impl Agent {
@@ -134,6 +178,10 @@ impl Agent {
         model: String,
     ) -> Self {
         let system = runtime.system_prompt();
+        let window = Window {
+            tokens: crate::usage::context_window(&model, None),
+            threshold: compaction::DEFAULT_THRESHOLD,
+        };
         Self {
             provider,
             runtime,
@@ -143,7 +191,35 @@ impl Agent {
             system,
             max_turns: 50,
             max_tokens: 8_192,
+            window,
+            meter: Meter::default(),
+            instructions: 0,
+            structured: None,
+            last_input: None,
         }
+    }
+
+    /// Counts usage and cost on `meter` (shared with whatever else spends for this session).
+    #[must_use]
+    pub fn with_meter(mut self, meter: Meter) -> Self {
+        self.meter = meter;
+        self
+    }
+
+    /// Adds the project instructions (see [`crate::instructions`]) to the system prompt. Call it
+    /// before the first turn: the system prompt then stays the same for the whole session.
+    #[must_use]
+    pub fn with_instructions(mut self, section: Option<String>) -> Self {
+        if let Some(section) = section {
+            self.instructions += section.len();
+            self.system.push_str(&section);
+        }
+        self
+    }
+
+    /// The estimated tokens of the project instructions in the system prompt.
+    pub fn instructions_tokens(&self) -> u64 {
+        (self.instructions as u64).div_ceil(4)
     }
 
     /// The session's id.
@@ -164,6 +240,26 @@ impl Agent {
         &self.messages
     }
 
+    /// The system prompt, fixed for the session.
+    pub fn system_prompt(&self) -> &str {
+        &self.system
+    }
+
+    /// The model requests go to.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Sends later requests to `model`.
+    pub fn set_model(&mut self, model: impl Into<String>) {
+        self.model = model.into();
+    }
+
+    /// The session's usage and cost so far.
+    pub fn session_usage(&self) -> Costed {
+        self.meter.total()
+    }
+
     /// Runs one user turn to its end.
     pub async fn run_turn(
         &mut self,
@@ -173,48 +269,241 @@ impl Agent {
     ) -> Result<TurnReport, anyhow::Error> {
         self.begin_turn(user_text, observer)?;
         let mut report = TurnReport::new();
+        let mut limit_compacted = false;
+        if let Some(expected) = &mut self.structured {
+            expected.reminders = 0;
+        }
         while report.requests < self.max_turns {
+            if self.window.needs_compaction(self.context_tokens()) {
+                self.compact(Trigger::Auto, None, cancel, observer, &mut report)
+                    .await?;
+            }
             report.requests += 1;
-            let request = self.request();
-            let mut calls = MessageCalls::new(&self.runtime.executor, cancel, observer);
-            let streamed = self
-                .stream_message(&request, &mut calls, cancel, observer)
-                .await;
-            let response = match streamed {
-                Ok(response) => response,
-                Err(error) => {
-                    // The message never completed: its calls are cancelled and it is not kept.
-                    calls.finish().await;
-                    return match error {
-                        ProviderError::Cancelled => Ok(report.ended(Outcome::Cancelled)),
-                        error => Err(error.into()),
-                    };
-                }
-            };
-            report.usage += response.usage;
-            let text = response.message.text();
-            if !text.is_empty() {
-                report.text = text;
-            }
-            let uses = tool_use_names(&response.message);
-            self.record(response.message, observer)?;
-            if uses.is_empty() {
-                calls.finish().await;
-                report.stop_reason = Some(response.stop_reason);
-                return Ok(report.ended(Outcome::Done));
-            }
-            let results = self.finish_calls(calls, &uses, observer).await;
-            self.record(results, observer)?;
-            if cancel.is_cancelled() {
-                return Ok(report.ended(Outcome::Cancelled));
+            let step = self
+                .step(cancel, observer, &mut report, &mut limit_compacted)
+                .await?;
+            if let Step::End(outcome) = step {
+                return Ok(report.ended(outcome));
             }
         }
         Ok(report)
     }
 
+    /// One round trip: the request, the streamed message and its calls' results. A context
+    /// length error compacts the conversation once per turn and asks for the next round.
+    async fn step(
+        &mut self,
+        cancel: &CancellationToken,
+        observer: &Observer,
+        report: &mut TurnReport,
+        limit_compacted: &mut bool,
+    ) -> anyhow::Result<Step> {
+        let request = self.request();
+        let mut calls = MessageCalls::new(&self.runtime.executor, cancel, observer);
+        let streamed = self
+            .stream_message(&request, &mut calls, cancel, observer)
+            .await;
+        let response = match streamed {
+            Ok(response) => response,
+            Err(error) => {
+                // The message never completed: its calls are cancelled and it is not kept.
+                calls.finish().await;
+                return match error {
+                    ProviderError::Cancelled => Ok(Step::End(Outcome::Cancelled)),
+                    ProviderError::ContextTooLong { .. } if !*limit_compacted => {
+                        *limit_compacted = true;
+                        self.compact(Trigger::ContextLimit, None, cancel, observer, report)
+                            .await?;
+                        Ok(Step::Next)
+                    }
+                    error => Err(error.into()),
+                };
+            }
+        };
+        self.account(&response.usage, request.messages.len(), report);
+        let text = response.message.text();
+        if !text.is_empty() {
+            report.text = text;
+        }
+        let uses = tool_use_names(&response.message);
+        self.record(response.message, observer)?;
+        if uses.is_empty() {
+            calls.finish().await;
+            report.stop_reason = Some(response.stop_reason);
+            return self.model_ended(observer);
+        }
+        let results = self.finish_calls(calls, &uses, observer).await;
+        self.record(results, observer)?;
+        if let Some(value) = self.structured.as_ref().and_then(|e| e.slot.take()) {
+            report.structured = Some(value);
+            return Ok(Step::End(Outcome::Done));
+        }
+        Ok(if cancel.is_cancelled() {
+            Step::End(Outcome::Cancelled)
+        } else {
+            Step::Next
+        })
+    }
+
+    /// The model ended its turn: done, unless a structured answer is expected and has not come,
+    /// in which case the model is reminded (a few times at most).
+    fn model_ended(&mut self, observer: &Observer) -> anyhow::Result<Step> {
+        match &mut self.structured {
+            Some(expected) if expected.reminders < MAX_REMINDERS => {
+                expected.reminders += 1;
+                self.record(Message::user_text(structured::reminder()), observer)?;
+                Ok(Step::Next)
+            }
+            _ => Ok(Step::End(Outcome::Done)),
+        }
+    }
+
+    /// Makes each turn end with a value the `structured_output` tool accepted (see
+    /// [`crate::structured`]); the value is the report's `structured`.
+    pub fn expect_structured_output(&mut self, slot: Slot) {
+        self.structured = Some(Expected { slot, reminders: 0 });
+    }
+
+    /// The next request's size in tokens: what the provider counted for the last request plus
+    /// an estimate of the messages since; an estimate of everything before the first answer.
+    pub fn context_tokens(&self) -> u64 {
+        match self.last_input {
+            Some((tokens, sent)) if tokens > 0 && sent <= self.messages.len() => {
+                tokens + compaction::estimate_tokens(&self.messages[sent..])
+            }
+            _ => {
+                self.fixed_tokens().0
+                    + self.fixed_tokens().1
+                    + compaction::estimate_tokens(&self.messages)
+            }
+        }
+    }
+
+    /// Estimated tokens of the system prompt and of the tools array, which every request
+    /// carries unchanged.
+    pub fn fixed_tokens(&self) -> (u64, u64) {
+        let tools = serde_json::to_string(&self.runtime.pool.request_tools())
+            .map_or(0, |t| compaction::estimate_text_tokens(&t));
+        (compaction::estimate_text_tokens(&self.system), tools)
+    }
+
+    /// Counts a response's usage for the turn and the session, and remembers its input size.
+    fn account(&mut self, usage: &Usage, sent: usize, report: &mut TurnReport) {
+        report.add(&self.meter.record(&self.model, *usage));
+        let input =
+            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+        self.last_input = Some((input, sent));
+    }
+
+    /// Compacts the conversation now (`/compact`); returns what the summary request cost.
+    pub async fn compact_now(
+        &mut self,
+        keep: Option<&str>,
+        cancel: &CancellationToken,
+        observer: &Observer,
+    ) -> anyhow::Result<Costed> {
+        let mut report = TurnReport::new();
+        self.compact(Trigger::Manual, keep, cancel, observer, &mut report)
+            .await?;
+        Ok(report.costed())
+    }
+
+    /// Replaces the conversation by the model's summary of it and its most recent messages
+    /// (`keep` says what the summary must keep in particular), and records that in the
+    /// transcript. The system prompt and the tools stay as they are, so the prompt cache of
+    /// their prefix still serves the next request.
+    async fn compact(
+        &mut self,
+        trigger: Trigger,
+        keep: Option<&str>,
+        cancel: &CancellationToken,
+        observer: &Observer,
+        report: &mut TurnReport,
+    ) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            !self.messages.is_empty(),
+            "there is nothing to compact yet: the conversation is empty"
+        );
+        let before = self.context_tokens();
+        let budget = self
+            .window
+            .keep_budget(compaction::estimate_tokens(&self.messages));
+        let from = compaction::kept_from(&self.messages, budget);
+        let (summary, usage) = self.summarize(keep, cancel).await?;
+        report.add(&self.meter.record(&self.model, usage));
+        let kept = self.messages.len() - from;
+        self.transcript.compaction(trigger, &summary, kept)?;
+        self.messages = compaction::compacted(&summary, &self.messages, from);
+        self.last_input = None;
+        observer(AgentEvent::Compacted {
+            trigger,
+            tokens_before: before,
+            tokens_after: self.context_tokens(),
+            kept,
+        });
+        Ok(())
+    }
+
+    /// Asks the model for the summary, with the same system prompt and tools as every request
+    /// (so the cached prefix serves it). When even that request is too long, the oldest half
+    /// of what is left is left out, a few times at most.
+    async fn summarize(
+        &self,
+        keep: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<(String, Usage)> {
+        let mut history: &[Message] = &self.messages;
+        let mut shortened = false;
+        loop {
+            let mut messages = Vec::with_capacity(history.len() + 2);
+            if shortened {
+                messages.push(Message::user_text(
+                    "[The oldest messages of this conversation were left out here: they no longer fit in the context window.]",
+                ));
+            }
+            messages.extend_from_slice(history);
+            messages.push(compaction::summary_request(keep));
+            let request = ModelRequest {
+                messages,
+                ..self.request()
+            };
+            match finished(self.provider.stream(&request, cancel)).await {
+                Ok(response) => {
+                    let text = response.message.text();
+                    anyhow::ensure!(
+                        !text.trim().is_empty(),
+                        "the model answered the summary request without text; the conversation was left as it was"
+                    );
+                    return Ok((text, response.usage));
+                }
+                Err(ProviderError::ContextTooLong { message }) => {
+                    let cut =
+                        compaction::kept_from(history, compaction::estimate_tokens(history) / 2);
+                    if cut == 0 || cut >= history.len() {
+                        anyhow::bail!(
+                            "the conversation cannot be summarised: even its latest messages do not fit ({message}); use /clear to start afresh"
+                        );
+                    }
+                    history = &history[cut..];
+                    shortened = true;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+
+    /// Starts the conversation afresh (`/clear`); the transcript records it.
+    pub fn clear(&mut self) -> anyhow::Result<()> {
+        self.transcript.append(&crate::transcript::Entry::Clear)?;
+        self.messages.clear();
+        self.last_input = None;
+        Ok(())
+    }
+
     /// Records the user's message, with what changed among the deferred tools and the tools
-    /// prefetched for it.
+    /// and skills prefetched for it. What a skill allowed in the previous turn ends here.
     fn begin_turn(&mut self, user_text: &str, observer: &Observer) -> anyhow::Result<()> {
+        self.runtime.skills.end_turn();
         let first = !self.messages.iter().any(|m| m.role == Role::User);
         let mut content = vec![Block::Text {
             text: user_text.to_owned(),
@@ -228,6 +517,10 @@ impl Agent {
                     prefetched.join(", ")
                 ),
             });
+        }
+        let skills = self.runtime.skills.suggest(user_text);
+        if let Some(text) = crate::skills::discovery_note(&skills) {
+            content.push(Block::Text { text });
         }
         self.record(
             Message {
@@ -337,6 +630,36 @@ impl Agent {
             .map(|text| Block::Text { text })
             .collect()
     }
+}
+
+/// What a round trip leaves to do.
+enum Step {
+    /// Another request.
+    Next,
+    /// The turn is over.
+    End(Outcome),
+}
+
+/// How often a model that ends its turn without the expected structured answer is reminded.
+const MAX_REMINDERS: u32 = 3;
+
+/// The structured answer a turn must end with.
+struct Expected {
+    slot: Slot,
+    /// Reminders sent this turn.
+    reminders: u32,
+}
+
+/// The finished response of a stream whose other events are not needed.
+async fn finished(mut events: crate::provider::EventStream<'_>) -> Result<Response, ProviderError> {
+    while let Some(event) = events.next().await {
+        if let StreamEvent::Finished(response) = event? {
+            return Ok(response);
+        }
+    }
+    Err(ProviderError::Stream(
+        "the response stream ended without an answer".to_owned(),
+    ))
 }
 
 /// The id and tool name of each `tool_use` block of a message, in order.

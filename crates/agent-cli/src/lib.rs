@@ -2,11 +2,17 @@
 //! settings. The binary (`src/main.rs`) wires these to the terminal.
 
 pub mod agent;
+pub mod commands;
+pub mod compaction;
 pub mod conversation;
+pub mod instructions;
 pub mod provider;
 pub mod runtime;
 pub mod settings;
+pub mod skills;
+pub mod structured;
 pub mod subagent;
 pub mod transcript;
 pub mod trust;
 pub mod ui;
+pub mod usage;

@@ -12,11 +12,16 @@ use tool_builtins::SandboxMode;
 use tool_core::{CancellationToken, PermissionMode, Prompter, ToolCall};
 
 use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
+use agent_cli::commands::{self, Slash};
+use agent_cli::compaction::{self, Window};
+use agent_cli::instructions;
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::{Paths, Settings};
+use agent_cli::structured::{self, StructuredOutput};
 use agent_cli::transcript::{self, Transcript};
 use agent_cli::trust;
 use agent_cli::ui;
+use agent_cli::usage::{self, Meter};
 
 /// A coding agent in the terminal.
 ///
@@ -79,6 +84,11 @@ struct RunArgs {
     /// The most model requests in one turn.
     #[arg(long, default_value_t = 50)]
     max_turns: usize,
+
+    /// With -p: the answer must be JSON valid against this JSON Schema file; standard output
+    /// then holds only that JSON (the model is told what is wrong until it validates).
+    #[arg(long, value_name = "FILE", requires = "print")]
+    output_schema: Option<PathBuf>,
 
     #[command(flatten)]
     provider: ProviderArgs,
@@ -156,6 +166,26 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// Skills: folders with a SKILL.md in .agent-cli/skills/, .claude/skills/ or the user's
+    /// skills/ directory (a project's skill wins a name).
+    Skills {
+        #[command(subcommand)]
+        command: SkillsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SkillsCommand {
+    /// List every skill: name, whose it is, description, folder and the tools it allows.
+    List,
+    /// Search the skills as the skill tool's query does.
+    Search {
+        /// Keywords describing the task.
+        query: String,
+        /// How many results.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
     },
 }
 
@@ -274,6 +304,7 @@ async fn main() -> ExitCode {
         Some(Command::Doctor) => doctor_command(),
         Some(Command::Tools { command }) => tools_command(command, cli.trust_project).await,
         Some(Command::Mcp { command }) => mcp_command(command, cli.trust_project).await,
+        Some(Command::Skills { command }) => skills_command(command, cli.trust_project),
         None => run(cli.run, cli.trust_project).await,
     };
     match result {
@@ -283,6 +314,40 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `agent-cli skills list` and `agent-cli skills search QUERY`.
+fn skills_command(command: SkillsCommand, trust_project: bool) -> anyhow::Result<ExitCode> {
+    let ctx = Context::load(trust_project)?;
+    let set = agent_cli::skills::load_set(&ctx.paths, &ctx.cwd);
+    match command {
+        SkillsCommand::List => {
+            if set.is_empty() {
+                println!(
+                    "no skills: a skill is a folder with a SKILL.md in {}, {} or {}",
+                    ctx.cwd.join(".agent-cli/skills").display(),
+                    ctx.cwd.join(".claude/skills").display(),
+                    ctx.paths.user_dir.join("skills").display()
+                );
+            }
+            let trusted = trust::trusted_skill_tools(&ctx.paths, &ctx.cwd)?;
+            for skill in set.iter() {
+                let applies =
+                    skill.source == tool_skills::SkillSource::User || trusted.contains(&skill.name);
+                println!("{}", agent_cli::skills::describe(skill, applies));
+            }
+        }
+        SkillsCommand::Search { query, limit } => {
+            let found = set.search(&query, limit)?;
+            if found.is_empty() {
+                println!("no skill matches `{query}`");
+            }
+            for skill in found {
+                println!("{}: {}", skill.name, skill.description.trim());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `agent-cli doctor`: what the machine supports and what applies in this folder.
@@ -574,10 +639,7 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
             runtime.settle_mcp().await;
         }
     }
-    let config = provider_config(&args.provider, &ctx.settings)?;
-    let model = config.model.clone();
-    let provider = agent_cli::provider::build(&config)?;
-    let mut agent = Agent::new(provider, runtime, transcript, messages, model);
+    let mut agent = build_agent(&ctx, &args, runtime, transcript, messages)?;
     agent.max_turns = args.max_turns;
 
     let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
@@ -600,9 +662,61 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
     }
 
     match args.print {
-        Some(task) => print_mode(&mut agent, &task, args.output_format, &turn).await,
-        None => interactive_mode(&mut agent, input, &turn).await,
+        Some(task) => {
+            let structured = args.output_schema.is_some();
+            print_mode(&mut agent, &task, args.output_format, &turn, structured).await
+        }
+        None => {
+            let origins = RuleSources::load(&ctx, &args.tools)?;
+            interactive_mode(&mut agent, input, &turn, &origins).await
+        }
     }
+}
+
+/// The agent for a run: the provider, the window and threshold, the output limit and prices
+/// from the settings, and the project instructions in the system prompt.
+fn build_agent(
+    ctx: &Context,
+    args: &RunArgs,
+    runtime: ToolRuntime,
+    transcript: Transcript,
+    messages: Vec<agent_cli::conversation::Message>,
+) -> anyhow::Result<Agent> {
+    let settings = &ctx.settings;
+    let config = provider_config(&args.provider, settings)?;
+    let model = config.model.clone();
+    let provider = agent_cli::provider::build(&config)?;
+    let structured = match &args.output_schema {
+        Some(path) => {
+            let tool = StructuredOutput::new(structured::load_schema(path)?);
+            let slot = tool.slot();
+            runtime.registry.register(Arc::new(tool))?;
+            runtime.pool.sync();
+            Some(slot)
+        }
+        None => None,
+    };
+    let files = instructions::files(&ctx.cwd, &ctx.paths.user_dir);
+    let sources = instructions::load(&files, instructions::DEFAULT_BUDGET);
+    let mut agent = Agent::new(provider, runtime, transcript, messages, model.clone())
+        .with_meter(Meter::new(settings.prices.clone()))
+        .with_instructions(instructions::prompt_section(
+            &sources,
+            instructions::DEFAULT_BUDGET,
+        ));
+    agent.window = Window {
+        tokens: usage::context_window(&model, settings.context_window),
+        threshold: settings
+            .compact_threshold
+            .unwrap_or(compaction::DEFAULT_THRESHOLD),
+    };
+    if let Some(max_tokens) = settings.max_tokens {
+        agent.max_tokens = max_tokens;
+    }
+    if let Some(slot) = structured {
+        agent.expect_structured_output(slot);
+    }
+    Ok(agent)
 }
 
 /// Interactive start in a folder whose files would widen something not yet approved: one prompt
@@ -643,28 +757,20 @@ async fn print_mode(
     task: &str,
     format: OutputFormat,
     turn: &std::sync::Mutex<CancellationToken>,
+    structured: bool,
 ) -> anyhow::Result<ExitCode> {
-    let observer: Observer = match format {
-        OutputFormat::StreamJson => Arc::new(|event: AgentEvent| {
-            if matches!(
-                event,
-                AgentEvent::Message { .. }
-                    | AgentEvent::ToolResult { .. }
-                    | AgentEvent::Retrying { .. }
-            ) && let Ok(line) = serde_json::to_string(&event)
-            {
-                println!("{line}");
-            }
-        }),
-        _ => Arc::new(|event: AgentEvent| {
-            if let AgentEvent::Retrying { attempt, reason } = event {
-                eprintln!("retrying (attempt {attempt}): {reason}");
-            }
-        }),
-    };
+    let observer = print_observer(format);
     let token = fresh_token(turn);
-    let report = agent.run_turn(task, &token, &observer).await;
-    let (is_error, text, report) = match report {
+    let task = if structured {
+        format!(
+            "{task}\n\n(Give your final answer by calling the `{}` tool.)",
+            structured::NAME
+        )
+    } else {
+        task.to_owned()
+    };
+    let report = agent.run_turn(&task, &token, &observer).await;
+    let (mut is_error, text, report) = match report {
         Ok(report) => (
             report.outcome != Outcome::Done,
             report.text.clone(),
@@ -672,34 +778,45 @@ async fn print_mode(
         ),
         Err(err) => (true, format!("{err:#}"), None),
     };
-    let subtype = match report.as_ref().map(|r| &r.outcome) {
+    let answer = report.as_ref().and_then(|r| r.structured.clone());
+    let mut subtype = match report.as_ref().map(|r| &r.outcome) {
         Some(Outcome::Done) => "success",
         Some(Outcome::MaxTurns) => "error_max_turns",
         Some(Outcome::Cancelled) => "cancelled",
         None => "error",
     };
+    if structured && !is_error && answer.is_none() {
+        is_error = true;
+        subtype = "error_no_structured_output";
+    }
     match format {
-        OutputFormat::Text => {
-            if is_error {
-                eprintln!("error: {}", if report.is_some() { subtype } else { &text });
-                if report.is_some() && !text.is_empty() {
+        OutputFormat::Text => match (&answer, is_error) {
+            (Some(value), false) => println!("{value}"),
+            (None, false) => println!("{text}"),
+            (_, true) if report.is_none() => eprintln!("error: {text}"),
+            (_, true) => {
+                eprintln!("error: {subtype}");
+                if !text.is_empty() && !structured {
                     println!("{text}");
                 }
-            } else {
-                println!("{text}");
             }
-        }
+        },
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let usage = report.as_ref().map(|r| r.usage).unwrap_or_default();
-            let summary = json!({
+            // Everything this run spent: the turn, its compactions and its sub-agents.
+            let spent = agent.session_usage();
+            let mut summary = json!({
                 "type": "result",
                 "subtype": subtype,
                 "is_error": is_error,
                 "result": text,
                 "session_id": agent.session_id(),
                 "num_turns": report.as_ref().map_or(0, |r| r.requests),
-                "usage": usage,
+                "usage": spent.usage,
+                "total_cost_usd": spent.cost_usd,
             });
+            if structured {
+                summary["structured_output"] = answer.unwrap_or(Value::Null);
+            }
             println!("{summary}");
         }
     }
@@ -710,17 +827,188 @@ async fn print_mode(
     })
 }
 
+/// What print mode shows while it works: each event as a JSON line for `stream-json`, else
+/// only retries and compactions, on standard error.
+fn print_observer(format: OutputFormat) -> Observer {
+    match format {
+        OutputFormat::StreamJson => Arc::new(|event: AgentEvent| {
+            if matches!(
+                event,
+                AgentEvent::Message { .. }
+                    | AgentEvent::ToolResult { .. }
+                    | AgentEvent::Retrying { .. }
+                    | AgentEvent::Compacted { .. }
+            ) && let Ok(line) = serde_json::to_string(&event)
+            {
+                println!("{line}");
+            }
+        }),
+        _ => Arc::new(|event: AgentEvent| match event {
+            AgentEvent::Retrying { attempt, reason } => {
+                eprintln!("retrying (attempt {attempt}): {reason}");
+            }
+            AgentEvent::Compacted { .. } => eprintln!("{}", ui::compaction_text(&event)),
+            _ => {}
+        }),
+    }
+}
+
 async fn interactive_mode(
     agent: &mut Agent,
     input: ui::InputLines,
     turn: &std::sync::Mutex<CancellationToken>,
+    origins: &RuleSources,
 ) -> anyhow::Result<ExitCode> {
     eprintln!(
-        "agent-cli · session {} · {} tools loaded, {} deferred · Ctrl-C cancels a turn, Ctrl-D exits",
+        "agent-cli · session {} · {} tools loaded, {} deferred · /help lists commands · Ctrl-C cancels a turn, Ctrl-D exits",
         agent.session_id(),
         agent.runtime.pool.request_tools().tools.len(),
         agent.runtime.pool.deferred_names().len()
     );
+    let observer = terminal_observer();
+    loop {
+        eprint!("\n> ");
+        let _ = std::io::stderr().flush();
+        let line = input.lock().await.next_line().await?;
+        let Some(line) = line else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match Slash::parse(&line) {
+            Some(Ok(Slash::Exit)) => return Ok(ExitCode::SUCCESS),
+            Some(Ok(command)) => {
+                let token = fresh_token(turn);
+                match slash(agent, command, &token, &observer, origins).await {
+                    Ok(text) => println!("{text}"),
+                    Err(err) => eprintln!("error: {err:#}"),
+                }
+                continue;
+            }
+            Some(Err(message)) => {
+                eprintln!("{message}");
+                continue;
+            }
+            None => {}
+        }
+        let token = fresh_token(turn);
+        match agent.run_turn(line.trim(), &token, &observer).await {
+            Ok(report) => {
+                println!();
+                match report.outcome {
+                    Outcome::Done => {}
+                    Outcome::MaxTurns => {
+                        eprintln!("(stopped after {} model requests)", report.requests)
+                    }
+                    Outcome::Cancelled => eprintln!("(turn cancelled)"),
+                }
+                eprintln!(
+                    "{}",
+                    turn_usage_line(&report.costed(), &agent.session_usage())
+                );
+            }
+            Err(err) => eprintln!("\nerror: {err:#}"),
+        }
+    }
+}
+
+/// The line after each turn: its tokens and cost, and the session's cost so far.
+fn turn_usage_line(turn: &usage::Costed, session: &usage::Costed) -> String {
+    let mut line = format!("  tokens: {}", turn.line());
+    if let Some(cost) = session.cost_usd {
+        line.push_str(&format!(" (session ${cost:.4})"));
+    }
+    line
+}
+
+/// Runs a slash command; returns what to print.
+async fn slash(
+    agent: &mut Agent,
+    command: Slash,
+    cancel: &CancellationToken,
+    observer: &Observer,
+    origins: &RuleSources,
+) -> anyhow::Result<String> {
+    Ok(match command {
+        Slash::Help => commands::HELP.to_owned(),
+        Slash::Clear => {
+            agent.clear()?;
+            "(conversation cleared: the next message starts afresh)".to_owned()
+        }
+        Slash::Compact(keep) => {
+            let spent = agent.compact_now(keep.as_deref(), cancel, observer).await?;
+            format!("  tokens: {}", spent.line())
+        }
+        Slash::Context => commands::context_report(agent),
+        Slash::Cost => commands::cost_report(agent),
+        Slash::Tools => commands::tools_report(agent),
+        Slash::Mcp => commands::mcp_report(agent),
+        Slash::Model(Some(model)) => {
+            agent.set_model(model);
+            format!("(later requests go to {})", agent.model())
+        }
+        Slash::Model(None) => format!("model: {}", agent.model()),
+        Slash::Permissions => commands::permissions_report(
+            agent.runtime.session.mode(),
+            &agent.runtime.permissions.rules(),
+            &origins.origins,
+            &origins.waiting,
+        ),
+        Slash::Exit => String::new(),
+    })
+}
+
+/// Where the permission rules in force came from, for `/permissions`.
+struct RuleSources {
+    origins: Vec<commands::RuleOrigin>,
+    /// The project's allow rules that wait for trust.
+    waiting: Vec<tool_core::PermissionRule>,
+}
+
+impl RuleSources {
+    fn load(ctx: &Context, args: &ToolArgs) -> anyhow::Result<Self> {
+        let user = Settings::load(&ctx.paths.user_settings())?.rules();
+        let project = trust::ProjectFiles::load(&ctx.paths, &ctx.cwd)?
+            .settings
+            .rules();
+        let flags = tool_core::PermissionRules::parse(
+            &args.allow.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+            &args.deny.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
+        let waiting = ctx
+            .ignored
+            .iter()
+            .filter_map(|item| match item {
+                trust::Widening::Allow(rule) => Some(rule.clone()),
+                _ => None,
+            })
+            .collect();
+        let origin = |origin: String, rules| commands::RuleOrigin { origin, rules };
+        Ok(Self {
+            origins: vec![
+                origin("command line".to_owned(), flags),
+                origin(
+                    format!(
+                        "project settings ({})",
+                        ctx.paths.project_settings().display()
+                    ),
+                    project,
+                ),
+                origin(
+                    format!("user settings ({})", ctx.paths.user_settings().display()),
+                    user,
+                ),
+            ],
+            waiting,
+        })
+    }
+}
+
+/// What the interactive mode shows while a turn runs: streamed text on stdout, tool progress,
+/// results, retries and compactions on stderr.
+fn terminal_observer() -> Observer {
     // Streamed text may stop mid-line; a status line must then start on a line of its own.
     let mid_line = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let end_line = {
@@ -731,7 +1019,7 @@ async fn interactive_mode(
             }
         }
     };
-    let observer: Observer = Arc::new(move |event: AgentEvent| match event {
+    Arc::new(move |event: AgentEvent| match event {
         AgentEvent::Text { text } => {
             print!("{text}");
             let _ = std::io::stdout().flush();
@@ -748,35 +1036,10 @@ async fn interactive_mode(
         AgentEvent::Retrying { attempt, reason } => {
             eprintln!("  (retrying, attempt {attempt}: {reason})")
         }
+        AgentEvent::Compacted { .. } => {
+            end_line();
+            eprintln!("  {}", ui::compaction_text(&event));
+        }
         AgentEvent::Thinking { .. } | AgentEvent::Message { .. } => {}
-    });
-    loop {
-        eprint!("\n> ");
-        let _ = std::io::stderr().flush();
-        let line = input.lock().await.next_line().await?;
-        let Some(line) = line else {
-            return Ok(ExitCode::SUCCESS);
-        };
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if line == "/exit" || line == "/quit" {
-            return Ok(ExitCode::SUCCESS);
-        }
-        let token = fresh_token(turn);
-        match agent.run_turn(line, &token, &observer).await {
-            Ok(report) => {
-                println!();
-                match report.outcome {
-                    Outcome::Done => {}
-                    Outcome::MaxTurns => {
-                        eprintln!("(stopped after {} model requests)", report.requests)
-                    }
-                    Outcome::Cancelled => eprintln!("(turn cancelled)"),
-                }
-            }
-            Err(err) => eprintln!("\nerror: {err:#}"),
-        }
-    }
+    })
 }

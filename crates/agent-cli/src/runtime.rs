@@ -12,8 +12,9 @@ use tool_core::{
 };
 use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
+use tool_skills::{SkillSession, SkillTool};
 
-use crate::settings::Settings;
+use crate::settings::{Paths, Settings};
 
 /// What the command line adds to the settings for the tool side.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +49,10 @@ pub struct ToolRuntime {
     pub permissions: Arc<Permissions>,
     /// The MCP servers, when any are configured.
     pub mcp: Option<McpManager>,
+    /// The session's skills (the `skill` tool is registered when there is at least one).
+    pub skills: Arc<SkillSession>,
+    /// The model's context window in tokens, which sizes the skill listing.
+    pub context_window: usize,
     /// What a restricted runtime built from this one (a sub-agent's) inherits.
     inheritance: Inheritance,
 }
@@ -125,6 +130,8 @@ impl Inheritance {
             session: Arc::clone(&self.session),
             permissions,
             mcp: None,
+            skills: Arc::new(SkillSession::new(Arc::default())),
+            context_window: crate::skills::DEFAULT_CONTEXT_WINDOW,
             inheritance,
         })
     }
@@ -158,6 +165,12 @@ impl ToolRuntime {
             .mode
             .or(settings.permissions.mode)
             .unwrap_or_default();
+        let inherited_prompter = prompter.clone();
+        let mut permissions = Permissions::new(rules.clone());
+        if let Some(prompter) = prompter {
+            permissions = permissions.with_prompter(prompter);
+        }
+        let permissions = Arc::new(permissions);
         let registry = Arc::new(ToolRegistry::new());
         let sandbox = options.sandbox.or(settings.sandbox).unwrap_or_default();
         let mut builtins = Builtins::new().cwd(cwd).sandbox(sandbox);
@@ -165,16 +178,11 @@ impl ToolRuntime {
             builtins = builtins.allowed_root(root);
         }
         builtins.register_all(&registry)?;
+        let skills = register_skills(cwd, &registry, &permissions)?;
         let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
-        pool.set_rules(rules.clone());
+        pool.set_rules(rules);
 
         let session = Arc::new(Session::new(session_id, session_dir, cwd).with_mode(mode));
-        let inherited_prompter = prompter.clone();
-        let mut permissions = Permissions::new(rules);
-        if let Some(prompter) = prompter {
-            permissions = permissions.with_prompter(prompter);
-        }
-        let permissions = Arc::new(permissions);
         let mut inheritance = Inheritance {
             registry: Arc::downgrade(&registry),
             session: Arc::clone(&session),
@@ -205,6 +213,10 @@ impl ToolRuntime {
             session,
             permissions,
             mcp,
+            skills,
+            context_window: settings
+                .context_window
+                .unwrap_or(crate::skills::DEFAULT_CONTEXT_WINDOW),
             inheritance,
         })
     }
@@ -234,8 +246,9 @@ impl ToolRuntime {
         states
     }
 
-    /// The system prompt: who the agent is, the tools' own guidance, and the deferred tools'
-    /// announcement. Built once per session; later changes arrive as delta messages.
+    /// The system prompt: who the agent is, the tools' own guidance, the deferred tools'
+    /// announcement, and the skills (within a share of the context window). Built once per
+    /// session; later changes arrive as delta messages.
     pub fn system_prompt(&self) -> String {
         let mut prompt = format!(
             "You are a coding agent working in {}. Use the tools to read, search, edit and run code; \
@@ -252,8 +265,29 @@ impl ToolRuntime {
             prompt.push_str(&announcement);
             prompt.push('\n');
         }
+        let budget = crate::skills::listing_budget(self.context_window);
+        if let Some(listing) = self.skills.set().listing(budget) {
+            prompt.push('\n');
+            prompt.push_str(&listing);
+            prompt.push('\n');
+        }
         prompt
     }
+}
+
+/// The skills of `cwd` (the project's and the user's), and the `skill` tool when there are any.
+fn register_skills(
+    cwd: &Path,
+    registry: &ToolRegistry,
+    permissions: &Arc<Permissions>,
+) -> anyhow::Result<Arc<SkillSession>> {
+    let paths = Paths::new(cwd, &|name| std::env::var(name).ok());
+    let set = crate::skills::load_set(&paths, cwd);
+    let skills = Arc::new(crate::skills::session(set, &paths, cwd, permissions)?);
+    if !skills.set().is_empty() {
+        registry.register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;
+    }
+    Ok(skills)
 }
 
 fn command_hook(setting: &crate::settings::HookSetting) -> anyhow::Result<CommandHook> {

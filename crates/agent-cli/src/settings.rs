@@ -6,7 +6,8 @@
 //!   "deferTools": "auto:10",
 //!   "activation": "proxy",
 //!   "provider": "anthropic", "model": "claude-sonnet-4-5", "baseUrl": "https://api.anthropic.com",
-//!   "contextWindow": 200000,
+//!   "contextWindow": 200000, "compactThreshold": 0.85, "maxTokens": 8192,
+//!   "prices": {"my-local-model": {"input": 0, "output": 0}},
 //!   "hooks": {"preToolUse": [{"matcher": "shell", "command": "./check.sh"}], "postToolUse": []},
 //!   "mcpServers": {"memory": {"command": "npx", "args": ["@modelcontextprotocol/server-memory"]}},
 //!   "sandbox": "workspace-write"
@@ -88,9 +89,18 @@ pub struct Settings {
     /// The provider's base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
-    /// The model's context window in tokens.
+    /// The model's context window in tokens (known models' windows are built in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<usize>,
+    /// The share of the context window past which the conversation is compacted (0.85).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_threshold: Option<f64>,
+    /// The most output tokens per model request (8192).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Prices in dollars per million tokens by model name or name prefix, over the built-in table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, crate::usage::Price>,
     /// Hook commands.
     #[serde(default)]
     pub hooks: HookSettings,
@@ -133,6 +143,9 @@ impl Settings {
         self.model = other.model.or(self.model);
         self.base_url = other.base_url.or(self.base_url);
         self.context_window = other.context_window.or(self.context_window);
+        self.compact_threshold = other.compact_threshold.or(self.compact_threshold);
+        self.max_tokens = other.max_tokens.or(self.max_tokens);
+        self.prices.extend(other.prices);
         self.hooks.pre_tool_use.extend(other.hooks.pre_tool_use);
         self.hooks.post_tool_use.extend(other.hooks.post_tool_use);
         self.mcp_servers.extend(other.mcp_servers);

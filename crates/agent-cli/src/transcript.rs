@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use tool_core::ToolResult;
 
+use crate::compaction::{self, Trigger};
 use crate::conversation::{Block, Message, Role};
 
 /// One line of a transcript.
@@ -30,6 +31,18 @@ pub enum Entry {
         /// The message.
         message: Message,
     },
+    /// The history so far was replaced by a summary: the conversation continues from the
+    /// summary and the last `kept` messages before this line.
+    Compaction {
+        /// Why it happened.
+        trigger: Trigger,
+        /// The model's summary of what was replaced.
+        summary: String,
+        /// How many of the latest messages were kept verbatim.
+        kept: usize,
+    },
+    /// The user cleared the conversation (`/clear`): it continues from nothing.
+    Clear,
 }
 
 /// An open transcript.
@@ -131,6 +144,21 @@ impl Transcript {
             message: message.clone(),
         })
     }
+
+    /// Records a compaction: from here on the conversation is the summary and the last `kept`
+    /// messages.
+    pub fn compaction(
+        &mut self,
+        trigger: Trigger,
+        summary: &str,
+        kept: usize,
+    ) -> anyhow::Result<()> {
+        self.append(&Entry::Compaction {
+            trigger,
+            summary: summary.to_owned(),
+            kept,
+        })
+    }
 }
 
 /// Reads a transcript: its id and messages. A last line cut off by a kill is dropped; tool calls
@@ -157,6 +185,11 @@ fn read_entries(path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
         match parse_line(&line) {
             Ok(Entry::Meta { id: meta_id, .. }) => id = Some(meta_id),
             Ok(Entry::Message { message }) => messages.push(message),
+            Ok(Entry::Compaction { summary, kept, .. }) => {
+                let from = messages.len().saturating_sub(kept);
+                messages = compaction::compacted(&summary, &messages, from);
+            }
+            Ok(Entry::Clear) => messages.clear(),
             Err(_) if number + 1 == count => {}
             Err(err) => anyhow::bail!(
                 "{} line {} is not a session entry: {err}",

@@ -3,8 +3,9 @@
 //! What the project's own files (`.agent-cli/settings.json` and `.mcp.json`) would *widen* takes
 //! effect only once the user trusts the folder: a permission mode that allows more (`accept_edits`,
 //! `bypass`), allow rules, hook commands, MCP servers that run a command or carry headers or
-//! environment variables, a provider base URL (the user's API key would be sent there) and the
-//! shell sandbox turned off. What
+//! environment variables, a provider base URL (the user's API key would be sent there), the
+//! shell sandbox turned off, and the tools a project's skill lets run without asking while it is
+//! in use (its `allowed-tools`). What
 //! *narrows* (deny and ask rules, `plan` and `dont_ask` modes) and what only tunes (deferral,
 //! model, context window) always applies. User-level settings and command-line flags are the
 //! user's own and always trusted.
@@ -16,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,13 @@ pub enum Widening {
     BaseUrl(String),
     /// The shell's sandbox turned off.
     SandboxOff,
+    /// A project's skill whose `allowed-tools` run without asking while it is in use.
+    SkillTools {
+        /// The skill's name.
+        skill: String,
+        /// The rules it grants, as written in the listing (`read_file`, `shell(make:*)`).
+        tools: Vec<PermissionRule>,
+    },
 }
 
 impl fmt::Display for Widening {
@@ -63,6 +72,14 @@ impl fmt::Display for Widening {
                 write!(f, "provider base URL `{url}` (your API key is sent there)")
             }
             Self::SandboxOff => f.write_str("shell sandbox `off`"),
+            Self::SkillTools { skill, tools } => {
+                let tools: Vec<String> = tools.iter().map(|t| format!("`{t}`")).collect();
+                write!(
+                    f,
+                    "skill `{skill}` runs {} without asking while in use",
+                    tools.join(", ")
+                )
+            }
         }
     }
 }
@@ -74,6 +91,8 @@ pub struct ProjectFiles {
     pub settings: Settings,
     /// The servers of `.mcp.json`.
     pub mcp_json: BTreeMap<String, Value>,
+    /// The project's skills that list `allowed-tools`: name and rules.
+    pub skill_tools: BTreeMap<String, Vec<PermissionRule>>,
 }
 
 impl ProjectFiles {
@@ -94,7 +113,12 @@ impl ProjectFiles {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
         };
-        Ok(Self { settings, mcp_json })
+        let skill_tools = crate::skills::project_skill_tools(cwd);
+        Ok(Self {
+            settings,
+            mcp_json,
+            skill_tools,
+        })
     }
 
     /// Everything these files would widen, in a stable order.
@@ -126,6 +150,14 @@ impl ProjectFiles {
         if settings.sandbox == Some(SandboxMode::Off) {
             out.push(Widening::SandboxOff);
         }
+        out.extend(
+            self.skill_tools
+                .iter()
+                .map(|(skill, tools)| Widening::SkillTools {
+                    skill: skill.clone(),
+                    tools: tools.clone(),
+                }),
+        );
         out
     }
 
@@ -349,11 +381,41 @@ pub fn resolve(paths: &Paths, cwd: &Path, this_run: bool) -> anyhow::Result<Reso
         .collect();
     if this_run {
         approved.extend(ignored.drain(..).map(|item| item.to_string()));
+        TRUSTED_THIS_RUN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(folder_key(cwd));
     }
     Ok(Resolved {
         settings: user.merged(project.narrowed(&approved)),
         ignored,
     })
+}
+
+/// Folders trusted for this run only (`--trust-project`), as [`resolve`] decided: the project's
+/// skills are read after the settings, and their allowances follow the same decision.
+static TRUSTED_THIS_RUN: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// The project's skills whose `allowed-tools` apply: those whose [`Widening::SkillTools`] item
+/// the user approved for `cwd`, or every one when [`resolve`] trusted the folder for this run.
+pub fn trusted_skill_tools(paths: &Paths, cwd: &Path) -> anyhow::Result<BTreeSet<String>> {
+    let skill_tools = crate::skills::project_skill_tools(cwd);
+    let this_run = TRUSTED_THIS_RUN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&folder_key(cwd));
+    let approved = approved(paths, cwd)?;
+    Ok(skill_tools
+        .into_iter()
+        .filter(|(skill, tools)| {
+            let item = Widening::SkillTools {
+                skill: skill.clone(),
+                tools: tools.clone(),
+            };
+            this_run || approved.contains(&item.to_string())
+        })
+        .map(|(skill, _)| skill)
+        .collect())
 }
 
 /// The one line print mode and the subcommands write when they ignore a project's widening.
@@ -375,6 +437,7 @@ mod tests {
         ProjectFiles {
             settings: serde_json::from_value(settings).unwrap(),
             mcp_json: serde_json::from_value(mcp).unwrap(),
+            skill_tools: BTreeMap::new(),
         }
     }
 

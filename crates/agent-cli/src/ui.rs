@@ -128,8 +128,11 @@ pub fn print_result(name: &str, result: &tool_core::ToolResult) {
     if result.is_error {
         eprintln!("  ⎿ {name} failed: {}", text.lines().next().unwrap_or(""));
     } else if name == "edit_file" || name == "write_file" {
+        let colour_on = colour();
         for line in text.lines() {
-            let colour = if line.starts_with('+') && !line.starts_with("+++") {
+            let colour = if !colour_on {
+                ""
+            } else if line.starts_with('+') && !line.starts_with("+++") {
                 "\x1b[32m"
             } else if line.starts_with('-') && !line.starts_with("---") {
                 "\x1b[31m"
@@ -153,6 +156,38 @@ pub fn print_result(name: &str, result: &tool_core::ToolResult) {
             first.chars().take(100).collect::<String>()
         );
     }
+}
+
+/// Whether to colour what goes to the terminal: only when both standard output and standard
+/// error are terminals and `NO_COLOR` is unset or empty (<https://no-color.org>).
+pub fn colour() -> bool {
+    use std::io::IsTerminal as _;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal()
+}
+
+/// The status line of a compaction.
+pub fn compaction_text(event: &crate::agent::AgentEvent) -> String {
+    let crate::agent::AgentEvent::Compacted {
+        trigger,
+        tokens_before,
+        tokens_after,
+        kept,
+    } = event
+    else {
+        return String::new();
+    };
+    let why = match trigger {
+        crate::compaction::Trigger::Auto => "the context neared the window",
+        crate::compaction::Trigger::ContextLimit => "the provider said the context was too long",
+        crate::compaction::Trigger::Manual => "as asked",
+    };
+    format!(
+        "(conversation compacted, {why}: {} → {} tokens, the last {kept} messages kept verbatim)",
+        crate::usage::tokens(*tokens_before),
+        crate::usage::tokens(*tokens_after)
+    )
 }
 
 /// The status line for an MCP server's state.

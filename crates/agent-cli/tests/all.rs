@@ -17,5 +17,7 @@ mod mcp;
 mod print_mode;
 #[path = "all/provider.rs"]
 mod provider;
+#[path = "all/sessions.rs"]
+mod sessions;
 #[path = "all/trust.rs"]
 mod trust;

@@ -1,0 +1,211 @@
+//! Compaction: when the conversation nears the model's context window, the model summarises it
+//! and the session goes on from that summary plus the most recent messages kept verbatim.
+//!
+//! This module holds the decisions, free of I/O: how big the context is
+//! ([`estimate_tokens`]), whether it is time ([`Window::needs_compaction`]), where the kept part
+//! starts without splitting a tool call from its result ([`kept_from`]), and the messages that ask
+//! for the summary and carry it. [`crate::agent::Agent::compact`] does the request, and the
+//! transcript records where the summary replaced the history, so that a resumed session starts
+//! from it too.
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::{Block, Message, Role};
+
+/// Why a compaction happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// The context neared the threshold.
+    Auto,
+    /// The provider said the conversation no longer fits.
+    ContextLimit,
+    /// The user asked (`/compact`).
+    Manual,
+}
+
+/// The context window and when to compact.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// The model's context window in tokens.
+    pub tokens: u64,
+    /// The share of the window past which the conversation is compacted (0.85 by default).
+    pub threshold: f64,
+}
+
+/// The share of the window used before compacting, unless the settings say otherwise.
+pub const DEFAULT_THRESHOLD: f64 = 0.85;
+
+/// The share of the window the verbatim recent messages may take after a compaction.
+const KEEP_SHARE: f64 = 0.2;
+
+impl Window {
+    /// The token count past which the conversation is compacted.
+    pub fn limit(&self) -> u64 {
+        (self.tokens as f64 * self.threshold.clamp(0.05, 1.0)) as u64
+    }
+
+    /// Whether a request of `tokens` would pass the threshold.
+    pub fn needs_compaction(&self, tokens: u64) -> bool {
+        tokens > self.limit()
+    }
+
+    /// How many tokens of recent messages a compaction keeps verbatim, for a conversation of
+    /// `current` tokens: a fifth of the window, and never more than half the conversation (so a
+    /// compaction always shrinks it).
+    pub fn keep_budget(&self, current: u64) -> u64 {
+        ((self.tokens as f64 * KEEP_SHARE) as u64).min(current / 2)
+    }
+}
+
+/// An estimate of the tokens `messages` take: a token is about four bytes of their JSON. Used
+/// for what the provider has not counted yet.
+pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .map(|m| serde_json::to_string(m).map_or(0, |s| s.len() as u64))
+        .sum::<u64>()
+        .div_ceil(4)
+}
+
+/// An estimate of the tokens of a text.
+pub fn estimate_text_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+/// Where the kept part of `messages` starts: the earliest index from which the messages fit in
+/// `budget` tokens and at which a conversation may start again. That is an assistant message
+/// (its calls' results follow it) or a user message that answers no call; so a call and its
+/// result are never split. `messages.len()` when nothing is kept.
+pub fn kept_from(messages: &[Message], budget: u64) -> usize {
+    let mut size = 0u64;
+    let mut start = messages.len();
+    for at in (0..messages.len()).rev() {
+        size += estimate_tokens(std::slice::from_ref(&messages[at]));
+        if size > budget {
+            break;
+        }
+        if may_start_at(&messages[at]) {
+            start = at;
+        }
+    }
+    start
+}
+
+fn may_start_at(message: &Message) -> bool {
+    match message.role {
+        Role::Assistant => true,
+        Role::User => !message
+            .content
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult(_))),
+    }
+}
+
+/// The last message of the summary request: what the summary must hold, and what the user asked
+/// to keep (`/compact KEEP`).
+pub fn summary_request(keep: Option<&str>) -> Message {
+    let mut text = String::from(
+        "Your context is nearly full, so the messages so far are about to be replaced by a summary \
+         that you write now. Write it for yourself, to continue the work from it alone, as plain \
+         text with these sections:\n\
+         1. Goal: what the user asked for, in their words where the wording matters.\n\
+         2. Decisions: what was decided or learned, and why.\n\
+         3. Files: each file read, created or changed, with what matters about it.\n\
+         4. Pending: what is left to do, and the very next step.\n\
+         Do not call tools; answer with the summary only.",
+    );
+    if let Some(keep) = keep.map(str::trim).filter(|k| !k.is_empty()) {
+        text.push_str(&format!(
+            "\nThe user asks you to keep in particular: {keep}"
+        ));
+    }
+    Message::user_text(text)
+}
+
+/// The message that stands for the compacted history at the start of the conversation.
+pub fn summary_message(summary: &str) -> Message {
+    Message::user_text(format!(
+        "<conversation-summary>\nThe earlier part of this conversation was compacted to save \
+         context. This summary replaces it; the messages after it are the most recent ones, \
+         unchanged.\n\n{}\n</conversation-summary>",
+        summary.trim()
+    ))
+}
+
+/// The conversation after a compaction: the summary, then the kept messages.
+pub fn compacted(summary: &str, messages: &[Message], kept_from: usize) -> Vec<Message> {
+    let mut next = Vec::with_capacity(messages.len() - kept_from.min(messages.len()) + 1);
+    next.push(summary_message(summary));
+    next.extend_from_slice(&messages[kept_from.min(messages.len())..]);
+    next
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tool_core::{Content, ToolResult};
+
+    fn call(id: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![Block::ToolUse {
+                id: id.into(),
+                name: "read_file".into(),
+                input: json!({"path": "a"}),
+            }],
+        }
+    }
+
+    fn result(id: &str, size: usize) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![Block::ToolResult(ToolResult {
+                tool_use_id: id.into(),
+                content: vec![Content::text("x".repeat(size))],
+                structured: None,
+                is_error: false,
+            })],
+        }
+    }
+
+    #[test]
+    fn the_kept_part_never_starts_with_a_result_whose_call_is_cut_off() {
+        let messages = vec![
+            Message::user_text("fix the bug"),
+            call("a"),
+            result("a", 4_000),
+            call("b"),
+            result("b", 400),
+        ];
+        // Room for the last result but not its call: nothing can start there, so the kept part
+        // starts at the call or later.
+        let small = estimate_tokens(&messages[4..]) + 1;
+        assert_eq!(kept_from(&messages, small), messages.len());
+        let both = estimate_tokens(&messages[3..]);
+        assert_eq!(kept_from(&messages, both), 3);
+        assert_eq!(kept_from(&messages, u64::MAX), 0);
+        let next = compacted("the summary", &messages, 3);
+        assert_eq!(next.len(), 3);
+        assert!(next[0].text().contains("the summary"));
+        assert_eq!(next[1], messages[3]);
+    }
+
+    #[test]
+    fn a_compaction_keeps_at_most_half_and_triggers_past_the_threshold() {
+        let window = Window {
+            tokens: 100_000,
+            threshold: DEFAULT_THRESHOLD,
+        };
+        assert!(!window.needs_compaction(85_000));
+        assert!(window.needs_compaction(85_001));
+        assert_eq!(window.keep_budget(90_000), 20_000);
+        assert_eq!(window.keep_budget(10_000), 5_000);
+        assert!(
+            summary_request(Some("the API design"))
+                .text()
+                .ends_with("keep in particular: the API design")
+        );
+    }
+}

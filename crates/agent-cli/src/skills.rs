@@ -1,0 +1,132 @@
+//! Skills in the agent: where they are found, whose `allowed-tools` apply, how much of the system
+//! prompt lists them, and the `<skill-discovery>` note a user's message may carry.
+//!
+//! Roots, first wins a name: the project's `.agent-cli/skills/` and `.claude/skills/`, then the
+//! user's `<user dir>/skills/`. A project's skill lists tools to run without asking only once the
+//! user trusts the folder (see [`crate::trust`]); the user's own skills are trusted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use tool_core::{PermissionRule, Permissions};
+use tool_skills::{Skill, SkillRoot, SkillSession, SkillSet, SkillSource, discover};
+
+use crate::settings::Paths;
+
+/// The context window assumed when the settings name none, in tokens.
+pub const DEFAULT_CONTEXT_WINDOW: usize = 200_000;
+
+/// Characters per token for sizing the listing (English prose runs about four).
+const CHARS_PER_TOKEN: usize = 4;
+
+/// The share of the context window the skill listing may take, in percent.
+const LISTING_SHARE_PERCENT: usize = 2;
+
+/// The project's skill roots, in order.
+pub fn project_roots(cwd: &Path) -> Vec<SkillRoot> {
+    vec![
+        SkillRoot::project(cwd.join(".agent-cli").join("skills")),
+        SkillRoot::project(cwd.join(".claude").join("skills")),
+    ]
+}
+
+/// Every skill root, in order: the project's, then the user's.
+pub fn roots(paths: &Paths, cwd: &Path) -> Vec<SkillRoot> {
+    let mut roots = project_roots(cwd);
+    roots.push(SkillRoot::user(paths.user_dir.join("skills")));
+    roots
+}
+
+/// The project's skills that list `allowed-tools`, by name: what trusting the folder would let
+/// them run without asking.
+pub fn project_skill_tools(cwd: &Path) -> BTreeMap<String, Vec<PermissionRule>> {
+    discover(&project_roots(cwd))
+        .skills
+        .into_iter()
+        .filter(|skill| !skill.allowed_tools.is_empty())
+        .map(|skill| (skill.name, skill.allowed_tools))
+        .collect()
+}
+
+/// The skill set of `cwd`, with a warning line on stderr for each file that could not be used.
+pub fn load_set(paths: &Paths, cwd: &Path) -> SkillSet {
+    let found = discover(&roots(paths, cwd));
+    for warning in &found.warnings {
+        eprintln!("warning: skill: {warning}");
+    }
+    SkillSet::new(found.skills)
+}
+
+/// The session's skills: the user's `allowed-tools` always apply, a project's once trusted.
+pub fn session(
+    set: SkillSet,
+    paths: &Paths,
+    cwd: &Path,
+    permissions: &Arc<Permissions>,
+) -> anyhow::Result<SkillSession> {
+    let mut trusted: BTreeSet<String> = crate::trust::trusted_skill_tools(paths, cwd)?;
+    trusted.extend(
+        set.iter()
+            .filter(|skill| skill.source == SkillSource::User)
+            .map(|skill| skill.name.clone()),
+    );
+    Ok(SkillSession::new(Arc::new(set)).granting_in(Arc::clone(permissions), trusted))
+}
+
+/// The characters the skill listing may take: a share of a context window of `tokens`.
+pub fn listing_budget(tokens: usize) -> usize {
+    tokens.saturating_mul(CHARS_PER_TOKEN) / 100 * LISTING_SHARE_PERCENT
+}
+
+/// The note added to a user's message for the skills suggested for it.
+pub fn discovery_note(skills: &[&Skill]) -> Option<String> {
+    if skills.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = skills
+        .iter()
+        .map(|s| format!("- {}: {}", s.name, s.description.trim()))
+        .collect();
+    Some(format!(
+        "<skill-discovery>Skills that may help with this; load one with the skill tool ({{\"name\": \"...\"}}) before starting:\n{}\n</skill-discovery>",
+        lines.join("\n")
+    ))
+}
+
+/// One skill as `agent-cli skills list` shows it: name, whose, description, allowances, folder.
+pub fn describe(skill: &Skill, trusted: bool) -> String {
+    let mut text = format!(
+        "{} ({}): {}\n  {}",
+        skill.name,
+        skill.source,
+        skill.description.trim(),
+        skill.dir.display()
+    );
+    if !skill.allowed_tools.is_empty() {
+        let tools: Vec<String> = skill
+            .allowed_tools
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let note = if trusted {
+            ""
+        } else {
+            " (waits for the folder's trust)"
+        };
+        text.push_str(&format!("\n  allowed tools: {}{note}", tools.join(", ")));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listing_takes_two_percent_of_the_window_at_four_chars_a_token() {
+        assert_eq!(listing_budget(DEFAULT_CONTEXT_WINDOW), 16_000);
+        assert_eq!(listing_budget(1_000), 80);
+        assert_eq!(listing_budget(usize::MAX), usize::MAX / 100 * 2);
+    }
+}

@@ -1,0 +1,358 @@
+//! Long sessions: compaction when the context nears the window or the provider says it is too
+//! long, `/compact` and `/clear` by hand, resuming from the latest summary, the slash commands,
+//! usage and cost, and the project instructions in the system prompt.
+
+use std::process::Stdio;
+
+use agent_cli::provider::ProviderKind;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
+
+use crate::support::cli::*;
+use crate::support::scripted::{ScriptUsage, ScriptedServer, Turn};
+
+/// A line per block of a request: its message's role, its kind and its text (a tool call's or
+/// result's start only), so a snapshot shows what the model was sent without the bulk of it.
+fn outline(body: &Value) -> String {
+    let mut out = String::new();
+    for message in messages(body) {
+        let role = message["role"].as_str().unwrap_or("?");
+        let blocks = match &message["content"] {
+            Value::String(text) => vec![json!({"type": "text", "text": text})],
+            Value::Array(blocks) => blocks.clone(),
+            _ => Vec::new(),
+        };
+        for block in blocks {
+            let kind = block["type"].as_str().unwrap_or("?");
+            let text = match kind {
+                "text" => block["text"].as_str().unwrap_or("").to_owned(),
+                "tool_use" => format!("{} {}", block["name"], block["input"]),
+                "tool_result" => block["content"].to_string(),
+                _ => String::new(),
+            };
+            // Text is shown whole; a tool's input or result only by its start.
+            let limit = if kind == "text" { usize::MAX } else { 110 };
+            let text: String = text.replace('\n', "⏎").chars().take(limit).collect();
+            out.push_str(&format!("{role:<9} {kind:<11} {text}\n"));
+        }
+    }
+    out
+}
+
+fn usage(input: u64) -> ScriptUsage {
+    ScriptUsage {
+        input,
+        output: 50,
+        ..ScriptUsage::default()
+    }
+}
+
+/// A project whose model has a 10 000-token window, so a reported input of 9 000 tokens is past
+/// the default threshold (85%).
+fn small_window_project() -> Project {
+    let project = Project::new();
+    std::fs::write(
+        project.home().join("settings.json"),
+        r#"{"contextWindow": 10000}"#,
+    )
+    .unwrap();
+    project.write("big.txt", &"a line of the big file\n".repeat(100));
+    project.write("small.txt", "the small file\n");
+    project
+}
+
+/// The script of a task that reads two files, the second answer reporting 9 000 input tokens:
+/// the next request would pass the threshold, so the agent asks for a summary first, then goes
+/// on from it.
+fn compacting_script() -> Vec<Turn> {
+    vec![
+        Turn::tool_use("toolu_1", "read_file", json!({"path": "big.txt"})).usage(usage(2_000)),
+        Turn::tool_use("toolu_2", "read_file", json!({"path": "small.txt"})).usage(usage(9_000)),
+        Turn::text("Goal: compare the files. Files: big.txt (100 lines), small.txt (1 line). Pending: report.")
+            .usage(usage(9_100)),
+        Turn::text("big.txt is longer.").usage(usage(700)),
+    ]
+}
+
+#[tokio::test]
+async fn a_session_near_the_window_compacts_then_continues_with_the_same_prefix() {
+    let project = small_window_project();
+    let server = ScriptedServer::start(compacting_script()).await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--output-format",
+        "json",
+        "-p",
+        "compare big.txt and small.txt",
+    ]))
+    .await;
+    assert_success(&output);
+    let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(result["result"], "big.txt is longer.");
+    assert!(
+        stderr(&output).contains("conversation compacted, the context neared the window"),
+        "{}",
+        stderr(&output)
+    );
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 4);
+    // The summary request and the request after it.
+    insta::assert_snapshot!("summary_request", outline(&bodies[2]));
+    insta::assert_snapshot!("request_after_compaction", outline(&bodies[3]));
+    // The prompt cache's prefix: the system prompt and the tools are the same bytes in every
+    // request, the summary request included.
+    for body in &bodies[1..] {
+        assert_eq!(body["system"].to_string(), bodies[0]["system"].to_string());
+        assert_eq!(body["tools"].to_string(), bodies[0]["tools"].to_string());
+    }
+    // The run's usage counts every request, the summary's included.
+    assert_eq!(result["usage"]["input_tokens"], 2_000 + 9_000 + 9_100 + 700);
+}
+
+#[tokio::test]
+async fn resuming_after_a_compaction_sends_the_summary_not_the_old_history() {
+    let project = small_window_project();
+    let server = ScriptedServer::start(compacting_script()).await;
+    assert_success(
+        &run(project
+            .agent(&server, ProviderKind::Anthropic)
+            .args(["-p", "compare big.txt and small.txt"]))
+        .await,
+    );
+    let server = ScriptedServer::start(vec![Turn::text("Yes.")]).await;
+    let output = run(project.agent(&server, ProviderKind::OpenAi).args([
+        "--continue",
+        "-p",
+        "is that all?",
+    ]))
+    .await;
+    assert_success(&output);
+    let body = &server.bodies()[0];
+    let sent = body["messages"].to_string();
+    assert!(sent.contains("<conversation-summary>"), "{sent}");
+    assert!(sent.contains("Pending: report."), "{sent}");
+    assert!(!sent.contains("a line of the big file"), "{sent}");
+    assert!(!sent.contains("compare big.txt and small.txt"), "{sent}");
+    assert!(sent.contains("is that all?"), "{sent}");
+}
+
+#[tokio::test]
+async fn a_context_length_error_compacts_and_the_request_succeeds() {
+    for kind in KINDS {
+        let project = Project::new();
+        project.write("notes.txt", "some notes\n");
+        let too_long = match kind {
+            ProviderKind::Anthropic => Turn::error(
+                400,
+                json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 250000 tokens > 200000 maximum"}}),
+            ),
+            ProviderKind::OpenAi => Turn::error(
+                400,
+                json!({"error": {"message": "This model's maximum context length is 128000 tokens.", "code": "context_length_exceeded"}}),
+            ),
+        };
+        let server = ScriptedServer::start(vec![
+            Turn::tool_use("toolu_1", "read_file", json!({"path": "notes.txt"})),
+            too_long,
+            Turn::text("Goal: read the notes. Pending: answer."),
+            Turn::text("The notes say: some notes."),
+        ])
+        .await;
+        let output = run(project
+            .agent(&server, kind)
+            .args(["-p", "what do the notes say?"]))
+        .await;
+        assert_success(&output);
+        assert_eq!(stdout(&output).trim(), "The notes say: some notes.");
+        assert!(
+            stderr(&output).contains("the provider said the context was too long"),
+            "{}",
+            stderr(&output)
+        );
+        let bodies = server.bodies();
+        assert_eq!(bodies.len(), 4);
+        let retried = bodies[3]["messages"].to_string();
+        assert!(retried.contains("Goal: read the notes."), "{retried}");
+    }
+}
+
+/// Runs an interactive session with `lines` piped to standard input.
+async fn interactive(
+    project: &Project,
+    server: &ScriptedServer,
+    lines: &str,
+) -> std::process::Output {
+    let mut child = project
+        .agent(server, ProviderKind::Anthropic)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(lines.as_bytes()).await.unwrap();
+    drop(stdin);
+    tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("agent-cli did not finish within two minutes")
+    .unwrap()
+}
+
+#[tokio::test]
+async fn compact_and_clear_by_hand_through_piped_stdin() {
+    let project = Project::new();
+    let server = ScriptedServer::start(vec![
+        Turn::text("Hello! Which bug?").usage(usage(1_000)),
+        Turn::text("The user greeted me and asked about a bug.").usage(usage(1_100)),
+        Turn::text("Looking at it.").usage(usage(300)),
+        Turn::text("Fresh start.").usage(usage(100)),
+    ])
+    .await;
+    let output = interactive(
+        &project,
+        &server,
+        "hello, fix the bug\n/compact the bug report\n/context\nwhat now?\n/clear\nagain\n/cost\n/help\n/nonsense\n",
+    )
+    .await;
+    assert_success(&output);
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 4, "{}", stderr(&output));
+    let summary_request = messages(&bodies[1]).last().unwrap().to_string();
+    assert!(
+        summary_request.contains("keep in particular: the bug report"),
+        "{summary_request}"
+    );
+    let after = bodies[2]["messages"].to_string();
+    assert!(after.contains("<conversation-summary>"), "{after}");
+    assert!(after.contains("The user greeted me"), "{after}");
+    assert!(after.contains("what now?"), "{after}");
+    assert!(!after.contains("hello, fix the bug"), "{after}");
+    // After /clear only the new message is sent.
+    let cleared = messages(&bodies[3]);
+    assert_eq!(cleared.len(), 1, "{}", outline(&bodies[3]));
+    assert!(cleared[0].to_string().contains("again"));
+
+    let out = stdout(&output);
+    assert!(out.contains("project instructions"), "{out}");
+    assert!(out.contains("next request"), "{out}");
+    assert!(out.contains("session: 4 model requests"), "{out}");
+    assert!(out.contains("/compact [KEEP]"), "{out}");
+    let err = stderr(&output);
+    assert!(err.contains("unknown command /nonsense"), "{err}");
+    assert!(err.contains("  tokens: 1.0k in · 50 out"), "{err}");
+    assert!(
+        !out.contains('\x1b') && !err.contains('\x1b'),
+        "no colour when piped"
+    );
+
+    // The session file records both, so a resume starts after the /clear.
+    let server = ScriptedServer::start(vec![Turn::text("ok")]).await;
+    assert_success(
+        &run(project
+            .agent(&server, ProviderKind::Anthropic)
+            .args(["--continue", "-p", "go on"]))
+        .await,
+    );
+    let resumed = outline(&server.bodies()[0]);
+    assert!(!resumed.contains("conversation-summary"), "{resumed}");
+    assert!(resumed.contains("again"), "{resumed}");
+}
+
+#[tokio::test]
+async fn agents_md_from_the_repository_root_down_and_the_users_file_are_in_the_system_prompt() {
+    let project = Project::new();
+    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    project.write(
+        "AGENTS.md",
+        "Run `cargo test` before you say a change is done.\n",
+    );
+    project.write("CLAUDE.md", "Prefer small commits.\n");
+    project.write(
+        "crates/app/AGENTS.md",
+        "This crate is the CLI; keep its output stable.\n",
+    );
+    std::fs::write(
+        project.home().join("AGENTS.md"),
+        "Answer in British English.\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Turn::text("ok")]).await;
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .current_dir(project.path().join("crates/app"))
+        .args(["-p", "hi"]))
+    .await;
+    assert_success(&output);
+    let system = server.bodies()[0]["system"].to_string();
+    let system: Value = serde_json::from_str(&system).unwrap();
+    let text = system
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<String>()
+        })
+        .unwrap_or_else(|| system.as_str().unwrap_or("").to_owned());
+    let section = &text[text.find("# Project instructions").unwrap()..];
+    insta::assert_snapshot!(project.redact(section));
+}
+
+#[tokio::test]
+async fn an_output_schema_makes_the_answer_json_that_validates_after_one_correction() {
+    let project = Project::new();
+    project.write(
+        "schema.json",
+        r#"{"type": "object", "properties": {"files": {"type": "integer"}, "summary": {"type": "string"}}, "required": ["files", "summary"], "additionalProperties": false}"#,
+    );
+    let server = ScriptedServer::start(vec![
+        // The model first answers in text, is reminded, then sends an answer that does not
+        // validate, is told why, and then sends one that does.
+        Turn::text("There are two files."),
+        Turn::tool_use("toolu_1", "structured_output", json!({"files": "two"})),
+        Turn::tool_use(
+            "toolu_2",
+            "structured_output",
+            json!({"files": 2, "summary": "two files"}),
+        ),
+    ])
+    .await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--output-schema",
+        "schema.json",
+        "-p",
+        "how many files are there?",
+    ]))
+    .await;
+    assert_success(&output);
+    let answer: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(answer, json!({"files": 2, "summary": "two files"}));
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert!(tool_names(&bodies[0]).contains(&"structured_output".to_owned()));
+    let reminded = messages(&bodies[1]).last().unwrap().to_string();
+    assert!(
+        reminded.contains("without giving the final answer"),
+        "{reminded}"
+    );
+    let results = tool_results(&bodies[2]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].0, "{results:?}");
+    insta::assert_snapshot!(results[0].1);
+
+    // A bad schema file is refused before any request, saying what to pass.
+    project.write("bad.json", r#"{"type": "nonsense"}"#);
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--output-schema",
+        "bad.json",
+        "-p",
+        "hi",
+    ]))
+    .await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("bad.json is not a valid JSON Schema"),
+        "{}",
+        stderr(&output)
+    );
+}
