@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt as _;
 
 use crate::support::cli::*;
-use crate::support::scripted::{ScriptUsage, ScriptedServer, Turn};
+use crate::support::scripted::{Matcher, ScriptUsage, ScriptedServer, Turn};
 
 /// A line per block of a request: its message's role, its kind and its text (a tool call's or
 /// result's start only), so a snapshot shows what the model was sent without the bulk of it.
@@ -355,4 +355,102 @@ async fn an_output_schema_makes_the_answer_json_that_validates_after_one_correct
         "{}",
         stderr(&output)
     );
+}
+
+#[tokio::test]
+async fn a_file_read_before_a_compaction_can_be_edited_after_it_without_a_new_read() {
+    let project = small_window_project();
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use("toolu_1", "read_file", json!({"path": "small.txt"})).usage(usage(9_000)),
+        Turn::text("Goal: fix small.txt. Files: small.txt read. Pending: the edit."),
+        Turn::tool_use(
+            "toolu_2",
+            "edit_file",
+            json!({"path": "small.txt", "old_string": "small", "new_string": "edited"}),
+        ),
+        Turn::text("Edited."),
+    ])
+    .await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--permission-mode",
+        "accept_edits",
+        "-p",
+        "fix small.txt",
+    ]))
+    .await;
+    assert_success(&output);
+    assert_eq!(project.read("small.txt"), "the edited file\n");
+    let results = tool_results(&server.bodies()[3]);
+    assert!(!results.last().unwrap().0, "{results:?}");
+}
+
+/// The size of the largest request of a scripted 200-turn session that reads a 4 KB file on each
+/// turn, with the given window (in tokens); every summary request is answered by a summary.
+async fn largest_request_of_a_long_session(window: u64) -> (usize, usize) {
+    let project = Project::new();
+    std::fs::write(
+        project.home().join("settings.json"),
+        json!({"contextWindow": window}).to_string(),
+    )
+    .unwrap();
+    let mut script = Vec::new();
+    for turn in 0..200 {
+        let name = format!("data/{turn:03}.txt");
+        project.write(
+            &name,
+            &format!("line {turn} of a long result\n").repeat(150),
+        );
+        script.push(Turn::tool_use(
+            format!("toolu_{turn}"),
+            "read_file",
+            json!({"path": name}),
+        ));
+    }
+    script.push(Turn::text("Read them all."));
+    let summaries = (0..200)
+        .map(|n| {
+            Turn::text(format!(
+                "Goal: read the 200 files. Pending: the files after summary {n}."
+            ))
+        })
+        .collect();
+    let server = ScriptedServer::routed(
+        script,
+        vec![(Matcher::last_user("Your context is nearly full"), summaries)],
+    )
+    .await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--max-turns",
+        "300",
+        "-p",
+        "read every file under data/",
+    ]))
+    .await;
+    assert_success(&output);
+    assert_eq!(stdout(&output).trim(), "Read them all.");
+    let requests = server.requests();
+    let largest = requests
+        .iter()
+        .map(|r| r.body.to_string().len())
+        .max()
+        .unwrap();
+    (largest, requests.len())
+}
+
+/// A day-long session stays within its window: with compaction the largest request of a
+/// 200-turn session stays near the threshold, without it the request grows with every turn.
+#[tokio::test]
+async fn a_200_turn_session_with_large_results_stays_within_its_window() {
+    let window = 30_000;
+    let (with, requests_with) = largest_request_of_a_long_session(window).await;
+    let (without, requests_without) = largest_request_of_a_long_session(100_000_000).await;
+    eprintln!(
+        "largest request of 200 turns: {with} bytes with compaction ({requests_with} requests), \
+         {without} bytes without ({requests_without} requests)"
+    );
+    assert_eq!(requests_without, 201);
+    assert!(requests_with > 201, "no compaction happened");
+    // About four bytes a token: the largest request stays near the window.
+    assert!(with < window as usize * 4, "{with} bytes");
+    assert!(without > 10 * with, "{without} against {with}");
 }

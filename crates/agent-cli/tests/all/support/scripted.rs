@@ -137,6 +137,8 @@ pub enum Matcher {
     System(String),
     /// The first user message contains this text.
     FirstUser(String),
+    /// The last message, a user's, contains this text (a compaction's summary request, say).
+    LastUser(String),
 }
 
 impl Matcher {
@@ -150,10 +152,21 @@ impl Matcher {
         Self::FirstUser(text.into())
     }
 
+    /// Requests whose last message is a user's containing `text`.
+    pub fn last_user(text: impl Into<String>) -> Self {
+        Self::LastUser(text.into())
+    }
+
     fn matches(&self, body: &Value) -> bool {
         match self {
             Self::System(text) => system_text(body).contains(text.as_str()),
             Self::FirstUser(text) => first_user_text(body).contains(text.as_str()),
+            Self::LastUser(text) => body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| {
+                    m["role"] == "user" && content_text(&m["content"]).contains(text.as_str())
+                }),
         }
     }
 }
