@@ -22,3 +22,6 @@ pub mod tool;
 pub use kinds::{AGENT_TOOL, AgentType, AgentTypes, EXPLORE, ToolChoice};
 pub use run::{Launcher, SUBAGENTS_DIR, UsageHook, transcript_dir};
 pub use tool::{AgentInput, AgentTool, DEFAULT_MAX_TURNS, install};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,190 @@
+//! The `agent` tool through a session's executor, against a provider that answers from a list.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+use tool_core::{CancellationToken, ToolCall};
+
+use super::{AGENT_TOOL, AgentTypes, install, transcript_dir};
+use crate::conversation::{Block, StopReason, Usage};
+use crate::provider::{EventStream, ModelRequest, Provider, Response, StreamEvent};
+use crate::runtime::{ToolOptions, ToolRuntime};
+use crate::settings::Settings;
+
+/// Answers each request with the next response of its list, and keeps the requests.
+#[derive(Default)]
+struct Canned {
+    answers: Mutex<VecDeque<Response>>,
+    requests: Mutex<Vec<ModelRequest>>,
+}
+
+impl Canned {
+    fn new(answers: Vec<Response>) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers.into()),
+            requests: Mutex::default(),
+        })
+    }
+}
+
+impl Provider for Canned {
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        _cancel: &'a CancellationToken,
+    ) -> EventStream<'a> {
+        self.requests.lock().unwrap().push(request.clone());
+        let response = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| reply(vec![text("the list ran out")], 0, 0));
+        let mut events: Vec<_> = response
+            .message
+            .tool_uses()
+            .map(|(id, name, input)| {
+                Ok(StreamEvent::ToolCall(ToolCall::new(
+                    id,
+                    name,
+                    input.clone(),
+                )))
+            })
+            .collect();
+        events.push(Ok(StreamEvent::Finished(response)));
+        futures::stream::iter(events).boxed()
+    }
+}
+
+fn text(text: &str) -> Block {
+    Block::Text { text: text.into() }
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Block {
+    Block::ToolUse {
+        id: id.into(),
+        name: name.into(),
+        input,
+    }
+}
+
+fn reply(content: Vec<Block>, input_tokens: u64, output_tokens: u64) -> Response {
+    let stop = if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
+        StopReason::ToolUse
+    } else {
+        StopReason::EndTurn
+    };
+    let usage = Usage {
+        input_tokens,
+        output_tokens,
+        ..Usage::default()
+    };
+    Response::assistant(content, stop, usage)
+}
+
+fn runtime(project: &Path, session_dir: &Path) -> ToolRuntime {
+    ToolRuntime::build(
+        project,
+        "test",
+        session_dir.to_path_buf(),
+        &Settings::default(),
+        &ToolOptions::default(),
+        None,
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_sub_agent_answers_reports_its_usage_and_keeps_its_transcript() {
+    let project = tempfile::tempdir().unwrap();
+    let session_dir = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("a.txt"), "alpha\n").unwrap();
+    let runtime = runtime(project.path(), session_dir.path());
+    let provider = Canned::new(vec![
+        reply(
+            vec![tool_use("g1", "grep", json!({"pattern": "alpha"}))],
+            10,
+            2,
+        ),
+        reply(vec![text("alpha is in a.txt")], 20, 5),
+    ]);
+    let spent = Arc::new(Mutex::new(Usage::default()));
+    let hook = {
+        let spent = Arc::clone(&spent);
+        Arc::new(move |usage: Usage| *spent.lock().unwrap() += usage)
+    };
+    install(
+        &runtime,
+        AgentTypes::default(),
+        provider.clone(),
+        "main-model".into(),
+        Some(hook),
+    )
+    .unwrap();
+
+    let call = ToolCall::new(
+        "toolu_1",
+        AGENT_TOOL,
+        json!({"description": "find alpha", "prompt": "Where is alpha?"}),
+    );
+    let result = runtime
+        .executor
+        .execute(call, CancellationToken::new(), None)
+        .await;
+
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(result.text(), "alpha is in a.txt");
+    let usage = *spent.lock().unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (30, 7));
+    let requests = provider.requests.lock().unwrap();
+    assert_eq!(requests[0].model, "main-model");
+    assert_eq!(
+        requests[0].tools.names(),
+        ["glob", "grep", "read_file", "shell"]
+    );
+    assert!(requests[0].system[0].contains("You are the explore sub-agent"));
+    let dir = transcript_dir(session_dir.path(), "toolu_1");
+    let saved: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(saved.len(), 1);
+    let structured = result.structured.unwrap();
+    assert_eq!(structured["subagent_type"], "explore");
+    assert!(
+        structured["transcript"]
+            .as_str()
+            .unwrap()
+            .starts_with(&dir.display().to_string())
+    );
+}
+
+#[tokio::test]
+async fn only_a_type_whose_tools_all_read_runs_beside_other_calls() {
+    let project = tempfile::tempdir().unwrap();
+    let session_dir = tempfile::tempdir().unwrap();
+    let agents = project.path().join(".claude").join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("writer.md"),
+        "---\nname: writer\ndescription: Writes.\ntools: Read, Write\n---\nWrite.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("reader.md"),
+        "---\nname: reader\ndescription: Reads.\ntools: [read_file, grep]\n---\nRead.\n",
+    )
+    .unwrap();
+    let runtime = runtime(project.path(), session_dir.path());
+    let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
+    install(&runtime, types, Canned::new(Vec::new()), "m".into(), None).unwrap();
+    let entry = runtime.registry.get(AGENT_TOOL).unwrap();
+    let tool = entry.tool();
+    let safe = |kind: &str| {
+        tool.is_concurrency_safe(&json!({"description": "d", "prompt": "p", "subagent_type": kind}))
+    };
+    assert!(safe("explore"));
+    assert!(safe("reader"));
+    assert!(!safe("writer"));
+    assert!(!safe("no-such-type"));
+}
