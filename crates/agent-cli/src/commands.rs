@@ -185,7 +185,7 @@ pub fn permissions_report(
                 .iter()
                 .find(|o| list(&o.rules).contains(rule))
                 .map_or("this session (answered \"always\")", |o| o.origin.as_str());
-            let _ = writeln!(out, "  {kind:<5} {rule:<40} {origin}");
+            let _ = writeln!(out, "  {kind:<5} {:<40} {origin}", rule.to_string());
         }
     }
     if in_force.allow.is_empty() && in_force.ask.is_empty() && in_force.deny.is_empty() {
@@ -194,7 +194,8 @@ pub fn permissions_report(
     for rule in waiting {
         let _ = writeln!(
             out,
-            "  allow {rule:<40} project settings, waiting for trust (`agent-cli trust`)"
+            "  allow {:<40} project settings, waiting for trust (`agent-cli trust`)",
+            rule.to_string()
         );
     }
     out.trim_end().to_owned()

@@ -181,9 +181,10 @@ mod tests {
         ];
         // Room for the last result but not its call: nothing can start there, so the kept part
         // starts at the call or later.
-        let small = estimate_tokens(&messages[4..]) + 1;
+        let size = |m: &Message| estimate_tokens(std::slice::from_ref(m));
+        let small = size(&messages[4]) + 1;
         assert_eq!(kept_from(&messages, small), messages.len());
-        let both = estimate_tokens(&messages[3..]);
+        let both = size(&messages[3]) + size(&messages[4]);
         assert_eq!(kept_from(&messages, both), 3);
         assert_eq!(kept_from(&messages, u64::MAX), 0);
         let next = compacted("the summary", &messages, 3);

@@ -47,6 +47,13 @@ pub enum Block {
     },
     /// A tool's answer.
     ToolResult(ToolResult),
+    /// An image the user attached (`@shot.png`).
+    Image {
+        /// The MIME type, such as `image/png`.
+        media_type: String,
+        /// The bytes, base64-encoded.
+        data: String,
+    },
 }
 
 impl From<ToolCall> for Block {

@@ -18,6 +18,7 @@ use agent_cli::instructions;
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::{Paths, Settings};
 use agent_cli::structured::{self, StructuredOutput};
+use agent_cli::subagent::{self, AgentTypes, UsageHook};
 use agent_cli::transcript::{self, Transcript};
 use agent_cli::trust;
 use agent_cli::ui;
@@ -696,10 +697,12 @@ fn build_agent(
         }
         None => None,
     };
+    let meter = Meter::new(settings.prices.clone());
+    install_subagents(ctx, &runtime, &provider, &model, &meter)?;
     let files = instructions::files(&ctx.cwd, &ctx.paths.user_dir);
     let sources = instructions::load(&files, instructions::DEFAULT_BUDGET);
     let mut agent = Agent::new(provider, runtime, transcript, messages, model.clone())
-        .with_meter(Meter::new(settings.prices.clone()))
+        .with_meter(meter)
         .with_instructions(instructions::prompt_section(
             &sources,
             instructions::DEFAULT_BUDGET,
@@ -717,6 +720,34 @@ fn build_agent(
         agent.expect_structured_output(slot);
     }
     Ok(agent)
+}
+
+/// The `agent` tool, with the agent types of this folder and of the user (a file that cannot be
+/// used is a warning, not a failure); what sub-agents spend is added to the session's meter.
+fn install_subagents(
+    ctx: &Context,
+    runtime: &ToolRuntime,
+    provider: &Arc<dyn agent_cli::provider::Provider>,
+    model: &str,
+    meter: &Meter,
+) -> anyhow::Result<()> {
+    let types = AgentTypes::load(&AgentTypes::folders(&ctx.cwd, &ctx.paths.user_dir));
+    for warning in &types.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let spent: UsageHook = {
+        let (meter, model) = (meter.clone(), model.to_owned());
+        Arc::new(move |usage| {
+            meter.record(&model, usage);
+        })
+    };
+    subagent::install(
+        runtime,
+        types,
+        Arc::clone(provider),
+        model.to_owned(),
+        Some(spent),
+    )
 }
 
 /// Interactive start in a folder whose files would widen something not yet approved: one prompt

@@ -19,5 +19,7 @@ mod print_mode;
 mod provider;
 #[path = "all/sessions.rs"]
 mod sessions;
+#[path = "all/subagents.rs"]
+mod subagents;
 #[path = "all/trust.rs"]
 mod trust;

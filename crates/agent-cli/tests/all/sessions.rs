@@ -454,3 +454,29 @@ async fn a_200_turn_session_with_large_results_stays_within_its_window() {
     assert!(with < window as usize * 4, "{with} bytes");
     assert!(without > 10 * with, "{without} against {with}");
 }
+
+#[tokio::test]
+async fn at_paths_attach_text_and_images_in_both_wire_formats() {
+    for kind in KINDS {
+        let project = Project::new();
+        project.write("notes.md", "# Notes\nship on Friday\n");
+        std::fs::write(project.path().join("shot.png"), [0x89, b'P', b'N', b'G']).unwrap();
+        let server = ScriptedServer::start(vec![Turn::text("Friday.")]).await;
+        let output = run(project
+            .agent(&server, kind)
+            .args(["-p", "when do we ship? see @notes.md and @shot.png"]))
+        .await;
+        assert_success(&output);
+        let sent = server.bodies()[0]["messages"].to_string();
+        assert!(sent.contains("ship on Friday"), "{sent}");
+        match kind {
+            ProviderKind::Anthropic => assert!(
+                sent.contains(r#"{"data":"iVBORw==","media_type":"image/png","type":"base64"}"#),
+                "{sent}"
+            ),
+            ProviderKind::OpenAi => {
+                assert!(sent.contains("data:image/png;base64,iVBORw=="), "{sent}")
+            }
+        }
+    }
+}

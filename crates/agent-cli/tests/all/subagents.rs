@@ -154,9 +154,12 @@ async fn a_sub_agent_is_refused_what_its_type_does_not_allow() {
     )
     .await;
 
-    let output = run(project
-        .agent(&server, ProviderKind::Anthropic)
-        .args(["--permission-mode", "bypass", "-p", "Write something"]))
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--permission-mode",
+        "bypass",
+        "-p",
+        "Write something",
+    ]))
     .await;
 
     assert_success(&output);
@@ -239,7 +242,10 @@ async fn the_side_transcript_is_saved_and_the_session_points_at_it() {
     let project = Project::new();
     let (id, input) = explore("call_t", "Summarise the project");
     let server = ScriptedServer::routed(
-        vec![Turn::tool_use(&id, "agent", input), Turn::text("Summarised.")],
+        vec![
+            Turn::tool_use(&id, "agent", input),
+            Turn::text("Summarised."),
+        ],
         vec![(
             Matcher::first_user("Summarise the project"),
             vec![Turn::text("It is empty.")],
@@ -247,9 +253,12 @@ async fn the_side_transcript_is_saved_and_the_session_points_at_it() {
     )
     .await;
 
-    let output = run(project
-        .agent(&server, ProviderKind::Anthropic)
-        .args(["--output-format", "json", "-p", "Summarise"]))
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--output-format",
+        "json",
+        "-p",
+        "Summarise",
+    ]))
     .await;
 
     assert_success(&output);
@@ -305,13 +314,56 @@ async fn sub_agents_usage_is_in_the_json_usage() {
     )
     .await;
 
-    let output = run(project
-        .agent(&server, ProviderKind::Anthropic)
-        .args(["--output-format", "json", "-p", "How many files?"]))
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--output-format",
+        "json",
+        "-p",
+        "How many files?",
+    ]))
     .await;
 
     assert_success(&output);
     let summary: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(summary["usage"]["input_tokens"], 303, "{summary}");
     assert_eq!(summary["usage"]["output_tokens"], 34, "{summary}");
+}
+
+/// Ctrl-C while a sub-agent waits for its model cancels the sub-agent's turn with the main
+/// one: the run ends at once as cancelled, and the sub-agent's transcript keeps what it had.
+#[tokio::test]
+async fn ctrl_c_cancels_a_running_sub_agent() {
+    let project = Project::new();
+    let (id, input) = explore("call_c", "Look forever");
+    let server = ScriptedServer::routed(
+        vec![Turn::tool_use(&id, "agent", input)],
+        vec![(
+            Matcher::first_user("Look forever"),
+            vec![Turn::stall("Still looking")],
+        )],
+    )
+    .await;
+
+    let child = project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["--output-format", "json", "-p", "Look"])
+        .spawn()
+        .unwrap();
+    server.wait_for_requests(2).await;
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the run did not end after Ctrl-C")
+        .unwrap();
+
+    let summary: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(summary["subtype"], "cancelled", "{summary}");
+    let side = side_transcripts(project.home(), "call_c");
+    let saved = std::fs::read_to_string(&side[0]).unwrap();
+    assert!(saved.contains("Look forever"), "{saved}");
+    assert!(!saved.contains("Still looking"), "{saved}");
 }

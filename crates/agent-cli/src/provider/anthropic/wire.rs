@@ -136,6 +136,10 @@ fn render_block(block: &Block) -> Option<Value> {
             json!({"type": "tool_use", "id": id, "name": name, "input": input})
         }
         Block::ToolResult(result) => render_tool_result(result),
+        Block::Image { media_type, data } => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        }),
     })
 }
 

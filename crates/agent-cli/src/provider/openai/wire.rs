@@ -106,14 +106,25 @@ fn render_message(message: &Message, out: &mut Vec<Value>) {
     match message.role {
         Role::User => {
             let mut text = String::new();
+            let mut images = Vec::new();
             for block in &message.content {
                 match block {
                     Block::ToolResult(result) => out.push(render_tool_result(result)),
                     Block::Text { text: t } => text.push_str(t),
+                    Block::Image { media_type, data } => images.push(json!({
+                        "type": "image_url",
+                        "image_url": {"url": format!("data:{media_type};base64,{data}")},
+                    })),
                     _ => {}
                 }
             }
-            if !text.is_empty() {
+            if !images.is_empty() {
+                // Content parts only when there is an image, so text-only requests keep the
+                // plain string that every compatible server takes.
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(images);
+                out.push(json!({"role": "user", "content": parts}));
+            } else if !text.is_empty() {
                 out.push(json!({"role": "user", "content": text}));
             }
         }

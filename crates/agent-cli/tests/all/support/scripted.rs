@@ -718,7 +718,7 @@ fn render_anthropic(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
                 out.push(start(json!({"type": "redacted_thinking", "data": data})));
             }
             // A model never answers with a tool result.
-            Block::ToolResult(_) => continue,
+            Block::ToolResult(_) | Block::Image { .. } => continue,
             Block::ToolUse { id, name, input } => {
                 out.push(start(
                     json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
@@ -774,7 +774,7 @@ fn render_openai(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
                     out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
                 }
             }
-            Block::RedactedThinking { .. } | Block::ToolResult(_) => {}
+            Block::RedactedThinking { .. } | Block::ToolResult(_) | Block::Image { .. } => {}
             Block::ToolUse { id, name, input } => {
                 out.push(chunk(
                     json!({"tool_calls": [{"index": call_index, "id": id, "type": "function",
