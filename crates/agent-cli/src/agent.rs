@@ -163,6 +163,8 @@ pub struct Agent {
     instructions: usize,
     /// The structured answer each turn must end with, when one is expected.
     structured: Option<Expected>,
+    /// Blocks the next user message carries after its text (`@path` attachments).
+    attachments: Vec<Block>,
     /// The input tokens the provider counted for the last request, and how many messages that
     /// request carried: the base of the next request's size.
     last_input: Option<(u64, usize)>,
@@ -195,6 +197,7 @@ impl Agent {
             meter: Meter::default(),
             instructions: 0,
             structured: None,
+            attachments: Vec::new(),
             last_input: None,
         }
     }
@@ -358,6 +361,11 @@ impl Agent {
         }
     }
 
+    /// Adds blocks (attached files, see [`crate::attachments`]) to the next user message.
+    pub fn attach(&mut self, blocks: Vec<Block>) {
+        self.attachments.extend(blocks);
+    }
+
     /// Makes each turn end with a value the `structured_output` tool accepted (see
     /// [`crate::structured`]); the value is the report's `structured`.
     pub fn expect_structured_output(&mut self, slot: Slot) {
@@ -508,6 +516,7 @@ impl Agent {
         let mut content = vec![Block::Text {
             text: user_text.to_owned(),
         }];
+        content.append(&mut self.attachments);
         content.extend(self.pool_notes());
         let prefetched = self.runtime.pool.prefetch(user_text, first);
         if !prefetched.is_empty() {

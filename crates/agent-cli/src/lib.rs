@@ -2,6 +2,7 @@
 //! settings. The binary (`src/main.rs`) wires these to the terminal.
 
 pub mod agent;
+pub mod attachments;
 pub mod commands;
 pub mod compaction;
 pub mod conversation;

@@ -800,6 +800,7 @@ async fn print_mode(
     } else {
         task.to_owned()
     };
+    attach_files(agent, &task);
     let report = agent.run_turn(&task, &token, &observer).await;
     let (mut is_error, text, report) = match report {
         Ok(report) => (
@@ -924,6 +925,7 @@ async fn interactive_mode(
             None => {}
         }
         let token = fresh_token(turn);
+        attach_files(agent, &line);
         match agent.run_turn(line.trim(), &token, &observer).await {
             Ok(report) => {
                 println!();
@@ -942,6 +944,17 @@ async fn interactive_mode(
             Err(err) => eprintln!("\nerror: {err:#}"),
         }
     }
+}
+
+/// Attaches the files the prompt's `@path` words name to the next message, saying on stderr
+/// which could not be attached and why.
+fn attach_files(agent: &mut Agent, prompt: &str) {
+    let cwd = agent.runtime.session.cwd().to_path_buf();
+    let (blocks, notes) = agent_cli::attachments::attach(prompt, &cwd);
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    agent.attach(blocks);
 }
 
 /// The line after each turn: its tokens and cost, and the session's cost so far.
