@@ -603,17 +603,8 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
             ctx.paths.clone(),
         )) as Arc<dyn Prompter>
     });
-    let sessions = ctx.paths.sessions_dir();
-    let (transcript, messages) = if let Some(id) = &args.resume {
-        Transcript::resume(&transcript::by_id(&sessions, id)?)?
-    } else if args.continue_ {
-        let path = transcript::latest(&sessions, &ctx.cwd)?
-            .context("there is no earlier session in this directory to continue; start one without --continue")?;
-        Transcript::resume(&path)?
-    } else {
-        (Transcript::create(&sessions, &ctx.cwd)?, Vec::new())
-    };
-    let session_dir = sessions.join(transcript.id());
+    let (transcript, messages) = open_session(&ctx, &args)?;
+    let session_dir = ctx.paths.sessions_dir().join(transcript.id());
     let sandbox = args
         .tools
         .sandbox
@@ -643,24 +634,7 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
     let mut agent = build_agent(&ctx, &args, runtime, transcript, messages)?;
     agent.max_turns = args.max_turns;
 
-    let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
-    {
-        let turn = Arc::clone(&turn);
-        tokio::spawn(async move {
-            let mut presses = 0u32;
-            while tokio::signal::ctrl_c().await.is_ok() {
-                let token = turn.lock().map(|t| t.clone()).ok();
-                match token {
-                    Some(token) if !token.is_cancelled() && presses == 0 => {
-                        presses += 1;
-                        token.cancel();
-                        eprintln!("\n(cancelling; press Ctrl-C again to exit)");
-                    }
-                    _ => std::process::exit(130),
-                }
-            }
-        });
-    }
+    let turn = cancel_on_ctrl_c();
 
     match args.print {
         Some(task) => {
@@ -672,6 +646,45 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
             interactive_mode(&mut agent, input, &turn, &origins).await
         }
     }
+}
+
+/// The session a run continues (`--resume ID`, `--continue`) or a new one, with its messages.
+fn open_session(
+    ctx: &Context,
+    args: &RunArgs,
+) -> anyhow::Result<(Transcript, Vec<agent_cli::conversation::Message>)> {
+    let sessions = ctx.paths.sessions_dir();
+    if let Some(id) = &args.resume {
+        Transcript::resume(&transcript::by_id(&sessions, id)?)
+    } else if args.continue_ {
+        let path = transcript::latest(&sessions, &ctx.cwd)?
+            .context("there is no earlier session in this directory to continue; start one without --continue")?;
+        Transcript::resume(&path)
+    } else {
+        Ok((Transcript::create(&sessions, &ctx.cwd)?, Vec::new()))
+    }
+}
+
+/// The slot of the running turn's token: the first Ctrl-C cancels the turn, a second one (or
+/// one between turns) exits.
+fn cancel_on_ctrl_c() -> Arc<std::sync::Mutex<CancellationToken>> {
+    let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
+    let slot = Arc::clone(&turn);
+    tokio::spawn(async move {
+        let mut presses = 0u32;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            let token = slot.lock().map(|t| t.clone()).ok();
+            match token {
+                Some(token) if !token.is_cancelled() && presses == 0 => {
+                    presses += 1;
+                    token.cancel();
+                    eprintln!("\n(cancelling; press Ctrl-C again to exit)");
+                }
+                _ => std::process::exit(130),
+            }
+        }
+    });
+    turn
 }
 
 /// The agent for a run: the provider, the window and threshold, the output limit and prices
