@@ -1002,8 +1002,13 @@ async fn slash(
         Slash::Tools => commands::tools_report(agent),
         Slash::Mcp => commands::mcp_report(agent),
         Slash::Model(Some(model)) => {
+            agent.window.tokens = usage::context_window(&model, origins.context_window);
             agent.set_model(model);
-            format!("(later requests go to {})", agent.model())
+            format!(
+                "(later requests go to {}, whose context window is taken as {} tokens)",
+                agent.model(),
+                agent.window.tokens
+            )
         }
         Slash::Model(None) => format!("model: {}", agent.model()),
         Slash::Permissions => commands::permissions_report(
@@ -1021,6 +1026,8 @@ struct RuleSources {
     origins: Vec<commands::RuleOrigin>,
     /// The project's allow rules that wait for trust.
     waiting: Vec<tool_core::PermissionRule>,
+    /// The `contextWindow` setting, which holds for any model `/model` picks.
+    context_window: Option<usize>,
 }
 
 impl RuleSources {
@@ -1059,6 +1066,7 @@ impl RuleSources {
                 ),
             ],
             waiting,
+            context_window: ctx.settings.context_window,
         })
     }
 }
