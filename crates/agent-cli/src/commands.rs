@@ -164,6 +164,9 @@ pub struct RuleOrigin {
     pub rules: PermissionRules,
 }
 
+/// One of a rule set's lists.
+type RuleList = fn(&PermissionRules) -> &Vec<PermissionRule>;
+
 /// `/permissions`: the mode, then each rule in force with where it came from (rules added by
 /// "always" answers during the session show as such), then the project's allow rules that wait
 /// for trust.
@@ -174,7 +177,7 @@ pub fn permissions_report(
     waiting: &[PermissionRule],
 ) -> String {
     let mut out = format!("mode: {mode}\n");
-    let kinds: [(&str, fn(&PermissionRules) -> &Vec<PermissionRule>); 3] = [
+    let kinds: [(&str, RuleList); 3] = [
         ("deny", |r| &r.deny),
         ("ask", |r| &r.ask),
         ("allow", |r| &r.allow),
