@@ -113,8 +113,9 @@ pub fn context_report(agent: &Agent) -> String {
 /// `/cost`: the session's tokens and cost.
 pub fn cost_report(agent: &Agent) -> String {
     let total = agent.session_usage();
+    let plural = if total.requests == 1 { "" } else { "s" };
     format!(
-        "session: {} model requests · {}",
+        "session: {} model request{plural} · {}",
         total.requests,
         total.line()
     )

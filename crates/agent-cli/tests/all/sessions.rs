@@ -480,3 +480,63 @@ async fn at_paths_attach_text_and_images_in_both_wire_formats() {
         }
     }
 }
+
+/// What a person reads from the commands: `/help`, `/permissions` with each rule's origin,
+/// `/context` (its figures follow the system prompt and the tools' descriptions), `/model`, `/cost` with a price from the settings, and the line after a turn.
+#[tokio::test]
+async fn the_commands_tell_a_person_what_the_session_holds() {
+    let project = Project::new();
+    std::fs::write(
+        project.home().join("settings.json"),
+        json!({
+            "permissions": {"deny": ["shell(rm:*)"]},
+            "prices": {"test-model": {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    project.write(
+        ".agent-cli/settings.json",
+        r#"{"permissions": {"ask": ["write_file"]}}"#,
+    );
+    let server = ScriptedServer::start(vec![Turn::text("Hello.").usage(ScriptUsage {
+        input: 1_200,
+        output: 300,
+        cache_read: 10_000,
+        cache_write: 2_000,
+    })])
+    .await;
+    let mut child = project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["--allow", "shell(cargo test:*)"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            b"/help\n/permissions\nhello\n/context\n/cost\n/model claude-sonnet-4-5\n/model\n",
+        )
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_success(&output);
+    insta::assert_snapshot!("commands_stdout", project.redact(&stdout(&output)));
+    let err = stderr(&output);
+    let line = err
+        .lines()
+        .find_map(|l| l.split_once("tokens: "))
+        .unwrap()
+        .1;
+    assert_eq!(
+        line,
+        "1.2k in · 300 out · 10.0k cache read · 2.0k cache write · $0.0186 (session $0.0186)"
+    );
+}
