@@ -367,3 +367,56 @@ async fn ctrl_c_cancels_a_running_sub_agent() {
     assert!(saved.contains("Look forever"), "{saved}");
     assert!(!saved.contains("Still looking"), "{saved}");
 }
+
+/// A sub-agent asks permission as the main agent would: in print mode nobody can answer, so a
+/// write its type allows is still denied by default, and the session's mode (accept_edits)
+/// lets it through.
+#[tokio::test]
+async fn a_sub_agent_follows_the_sessions_permissions() {
+    for (mode, written) in [("default", false), ("accept_edits", true)] {
+        let project = Project::new();
+        project.write(
+            ".claude/agents/writer.md",
+            "---\nname: writer\ndescription: Writes files.\ntools: Read, Write\n---\nWrite what you are asked to.\n",
+        );
+        let server = ScriptedServer::routed(
+            vec![
+                Turn::tool_use(
+                    "call_w",
+                    "agent",
+                    json!({"description": "write", "prompt": "Write new.txt", "subagent_type": "writer"}),
+                ),
+                Turn::text("Done."),
+            ],
+            vec![(
+                Matcher::first_user("Write new.txt"),
+                vec![
+                    Turn::tool_use(
+                        "w1",
+                        "write_file",
+                        json!({"path": "new.txt", "content": "new\n"}),
+                    ),
+                    Turn::text("Finished."),
+                ],
+            )],
+        )
+        .await;
+
+        let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+            "--permission-mode",
+            mode,
+            "-p",
+            "Make new.txt",
+        ]))
+        .await;
+
+        assert_success(&output);
+        assert_eq!(project.path().join("new.txt").exists(), written, "{mode}");
+        let sub = conversation(&server, "Write new.txt");
+        let results = tool_results(&sub[1]);
+        assert_eq!(results[0].0, !written, "{mode}: {results:?}");
+        if !written {
+            assert!(results[0].1.contains("non-interactive"), "{results:?}");
+        }
+    }
+}
