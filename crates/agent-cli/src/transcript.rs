@@ -431,4 +431,24 @@ mod tests {
         assert_eq!(again[1].role, Role::User);
         assert!(matches!(&again[1].content[0], Block::ToolResult(r) if r.tool_use_id == "toolu_9"));
     }
+
+    #[test]
+    fn a_compaction_and_a_clear_are_where_a_load_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::create(dir.path(), Path::new("/proj")).unwrap();
+        for text in ["one", "two", "three"] {
+            t.message(&Message::user_text(text)).unwrap();
+        }
+        t.compaction(Trigger::Auto, "the summary", 1).unwrap();
+        t.message(&Message::user_text("four")).unwrap();
+        let (_, messages) = load(t.path()).unwrap();
+        let texts: Vec<String> = messages.iter().map(Message::text).collect();
+        assert_eq!(texts.len(), 3);
+        assert!(texts[0].contains("the summary"));
+        assert_eq!(texts[1..], ["three", "four"]);
+        t.append(&Entry::Clear).unwrap();
+        t.message(&Message::user_text("five")).unwrap();
+        let (_, messages) = load(t.path()).unwrap();
+        assert_eq!(messages, [Message::user_text("five")]);
+    }
 }
