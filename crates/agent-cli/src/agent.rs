@@ -73,6 +73,11 @@ pub enum AgentEvent {
         /// How many recent messages were kept verbatim.
         kept: usize,
     },
+    /// An automatic compaction failed; the conversation goes on as it was.
+    CompactionFailed {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Receives agent events (from the loop and from running tools).
@@ -278,8 +283,19 @@ impl Agent {
         }
         while report.requests < self.max_turns {
             if self.window.needs_compaction(self.context_tokens()) {
-                self.compact(Trigger::Auto, None, cancel, observer, &mut report)
-                    .await?;
+                let compacted = self
+                    .compact(Trigger::Auto, None, cancel, observer, &mut report)
+                    .await;
+                if let Err(error) = compacted {
+                    if cancel.is_cancelled() {
+                        return Ok(report.ended(Outcome::Cancelled));
+                    }
+                    // The request may still fit; if it does not, the provider says so and the
+                    // turn compacts once more or ends with that error.
+                    observer(AgentEvent::CompactionFailed {
+                        reason: format!("{error:#}"),
+                    });
+                }
             }
             report.requests += 1;
             let step = self

@@ -883,6 +883,7 @@ fn print_observer(format: OutputFormat) -> Observer {
                     | AgentEvent::ToolResult { .. }
                     | AgentEvent::Retrying { .. }
                     | AgentEvent::Compacted { .. }
+                    | AgentEvent::CompactionFailed { .. }
             ) && let Ok(line) = serde_json::to_string(&event)
             {
                 println!("{line}");
@@ -893,6 +894,9 @@ fn print_observer(format: OutputFormat) -> Observer {
                 eprintln!("retrying (attempt {attempt}): {reason}");
             }
             AgentEvent::Compacted { .. } => eprintln!("{}", ui::compaction_text(&event)),
+            AgentEvent::CompactionFailed { reason } => {
+                eprintln!("the conversation could not be compacted: {reason}");
+            }
             _ => {}
         }),
     }
@@ -1104,6 +1108,10 @@ fn terminal_observer() -> Observer {
         AgentEvent::Compacted { .. } => {
             end_line();
             eprintln!("  {}", ui::compaction_text(&event));
+        }
+        AgentEvent::CompactionFailed { reason } => {
+            end_line();
+            eprintln!("  (the conversation could not be compacted: {reason})");
         }
         AgentEvent::Thinking { .. } | AgentEvent::Message { .. } => {}
     })

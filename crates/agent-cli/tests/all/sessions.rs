@@ -540,3 +540,33 @@ async fn the_commands_tell_a_person_what_the_session_holds() {
         "1.2k in · 300 out · 10.0k cache read · 2.0k cache write · $0.0186 (session $0.0186)"
     );
 }
+
+#[tokio::test]
+async fn a_failed_automatic_compaction_leaves_the_conversation_as_it_was() {
+    let project = small_window_project();
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use("toolu_1", "read_file", json!({"path": "small.txt"})).usage(usage(9_000)),
+        // The summary request is answered with a call instead of text.
+        Turn::tool_use("toolu_2", "glob", json!({"pattern": "*"})),
+        Turn::text("Done."),
+    ])
+    .await;
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["-p", "look at small.txt"]))
+    .await;
+    assert_success(&output);
+    assert_eq!(stdout(&output).trim(), "Done.");
+    assert!(
+        stderr(&output).contains(
+            "could not be compacted: the model answered the summary request without text"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    // The request after it carries the whole conversation, unchanged.
+    assert_eq!(messages(&bodies[2]).len(), 3, "{}", outline(&bodies[2]));
+    assert!(!bodies[2].to_string().contains("conversation-summary"));
+}
