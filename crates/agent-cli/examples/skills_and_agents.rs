@@ -72,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
     let sub_agents_spent = Arc::new(Mutex::new(Usage::default()));
     let hook: UsageHook = {
         let spent = Arc::clone(&sub_agents_spent);
-        Arc::new(move |usage| {
+        Arc::new(move |_model: &str, usage| {
             if let Ok(mut total) = spent.lock() {
                 *total += usage;
             }

@@ -749,9 +749,9 @@ fn install_subagents(
         eprintln!("warning: {warning}");
     }
     let spent: UsageHook = {
-        let (meter, model) = (meter.clone(), model.to_owned());
-        Arc::new(move |usage| {
-            meter.record(&model, usage);
+        let meter = meter.clone();
+        Arc::new(move |model: &str, usage| {
+            meter.record(model, usage);
         })
     };
     subagent::install(

@@ -15,8 +15,9 @@ use crate::provider::Provider;
 use crate::runtime::{Inheritance, ToolRuntime};
 use crate::transcript::Transcript;
 
-/// Receives the token usage of each sub-agent run, for the session's total.
-pub type UsageHook = Arc<dyn Fn(Usage) + Send + Sync>;
+/// Receives the model and token usage of each sub-agent run, for the session's total (a type
+/// may name a model of its own, with a price of its own).
+pub type UsageHook = Arc<dyn Fn(&str, Usage) + Send + Sync>;
 
 /// The folder under the session's directory where sub-agents' transcripts are saved.
 pub const SUBAGENTS_DIR: &str = "subagents";
@@ -73,7 +74,7 @@ impl Launcher {
                 ToolError::failed(format!("the {} sub-agent failed: {err:#}", kind.name))
             })?;
         if let Some(hook) = &self.usage {
-            hook(report.usage);
+            hook(agent.model(), report.usage);
         }
         answer(kind, &report, &path)
     }

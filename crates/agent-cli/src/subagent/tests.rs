@@ -114,7 +114,7 @@ async fn a_sub_agent_answers_reports_its_usage_and_keeps_its_transcript() {
     let spent = Arc::new(Mutex::new(Usage::default()));
     let hook = {
         let spent = Arc::clone(&spent);
-        Arc::new(move |usage: Usage| *spent.lock().unwrap() += usage)
+        Arc::new(move |_model: &str, usage: Usage| *spent.lock().unwrap() += usage)
     };
     install(
         &runtime,
