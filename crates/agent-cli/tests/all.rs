@@ -19,6 +19,8 @@ mod print_mode;
 mod provider;
 #[path = "all/sessions.rs"]
 mod sessions;
+#[path = "all/skills.rs"]
+mod skills;
 #[path = "all/subagents.rs"]
 mod subagents;
 #[path = "all/trust.rs"]
