@@ -283,7 +283,8 @@ fn register_skills(
 ) -> anyhow::Result<Arc<SkillSession>> {
     let paths = Paths::new(cwd, &|name| std::env::var(name).ok());
     let set = crate::skills::load_set(&paths, cwd);
-    let skills = Arc::new(crate::skills::session(set, &paths, cwd, permissions)?);
+    let trusted = crate::trust::trusted_skill_tools(&paths, cwd)?;
+    let skills = Arc::new(crate::skills::session(set, trusted, permissions));
     if !skills.set().is_empty() {
         registry.register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;
     }

@@ -58,20 +58,20 @@ pub fn load_set(paths: &Paths, cwd: &Path) -> SkillSet {
     SkillSet::new(found.skills)
 }
 
-/// The session's skills: the user's `allowed-tools` always apply, a project's once trusted.
+/// The session's skills: the user's `allowed-tools` always apply, a project's only when named in
+/// `trusted_project` (as [`crate::trust::trusted_skill_tools`] decides).
 pub fn session(
     set: SkillSet,
-    paths: &Paths,
-    cwd: &Path,
+    trusted_project: BTreeSet<String>,
     permissions: &Arc<Permissions>,
-) -> anyhow::Result<SkillSession> {
-    let mut trusted: BTreeSet<String> = crate::trust::trusted_skill_tools(paths, cwd)?;
+) -> SkillSession {
+    let mut trusted = trusted_project;
     trusted.extend(
         set.iter()
             .filter(|skill| skill.source == SkillSource::User)
             .map(|skill| skill.name.clone()),
     );
-    Ok(SkillSession::new(Arc::new(set)).granting_in(Arc::clone(permissions), trusted))
+    SkillSession::new(Arc::new(set)).granting_in(Arc::clone(permissions), trusted)
 }
 
 /// The characters the skill listing may take: a share of a context window of `tokens`.
