@@ -469,6 +469,51 @@ mod tests {
     }
 
     #[test]
+    fn a_project_skills_allowed_tools_wait_for_trust() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let paths = Paths::new(repo.path(), &|name| {
+            (name == "AGENT_CLI_HOME").then(|| home.path().to_string_lossy().into_owned())
+        });
+        let skill = repo.path().join(".claude/skills/build");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: build\ndescription: Builds.\nallowed-tools: Bash(make:*), Read\n---\n",
+        )
+        .unwrap();
+        let item = "skill `build` runs `shell(make:*)`, `read_file` without asking while in use";
+        let pending: Vec<String> = pending(&paths, repo.path())
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(pending, [item]);
+        assert!(trusted_skill_tools(&paths, repo.path()).unwrap().is_empty());
+
+        trust(&paths, repo.path()).unwrap();
+        assert_eq!(
+            trusted_skill_tools(&paths, repo.path()).unwrap(),
+            BTreeSet::from(["build".to_owned()])
+        );
+
+        // A changed list is a new item: it waits for trust again.
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: build\ndescription: Builds.\nallowed-tools: shell\n---\n",
+        )
+        .unwrap();
+        assert!(trusted_skill_tools(&paths, repo.path()).unwrap().is_empty());
+        let resolved = resolve(&paths, repo.path(), true).unwrap();
+        assert!(resolved.ignored.is_empty());
+        assert_eq!(
+            trusted_skill_tools(&paths, repo.path()).unwrap(),
+            BTreeSet::from(["build".to_owned()]),
+            "trusted for this run"
+        );
+    }
+
+    #[test]
     fn plan_and_dont_ask_always_apply() {
         for mode in ["plan", "dont_ask", "default"] {
             let files = project(json!({"permissions": {"mode": mode}}), json!({}));

@@ -275,7 +275,7 @@ async fn allowed_tools_run_without_asking_only_in_a_trusted_folder() {
         json!({"permissions": {"deny": ["shell(touch forbidden.txt)"]}}).to_string(),
     )
     .unwrap();
-    let go = async || {
+    let go = async |extra: &[&str]| {
         let server = ScriptedServer::start(vec![
             Turn::tool_use("call_skill", "skill", json!({"name": "build"})),
             Turn::tool_use("call_touch", "shell", json!({"command": "touch built.txt"})),
@@ -289,6 +289,7 @@ async fn allowed_tools_run_without_asking_only_in_a_trusted_folder() {
         .await;
         let output = run(project
             .agent(&server, ProviderKind::Anthropic)
+            .args(extra)
             .args(["-p", "build it"]))
         .await;
         assert_success(&output);
@@ -296,7 +297,7 @@ async fn allowed_tools_run_without_asking_only_in_a_trusted_folder() {
         (tool_results(&bodies[1]), stderr(&output))
     };
 
-    let (skill_result, err) = go().await;
+    let (skill_result, err) = go(&[]).await;
     assert!(
         skill_result[0].1.contains("not in effect here"),
         "{skill_result:?}"
@@ -307,10 +308,22 @@ async fn allowed_tools_run_without_asking_only_in_a_trusted_folder() {
         "{err}"
     );
 
+    // Trusted for one run: the grant applies to that run only.
+    let (skill_result, _) = go(&["--trust-project"]).await;
+    assert!(
+        skill_result[0].1.contains("run without asking"),
+        "{skill_result:?}"
+    );
+    assert!(
+        project.path().join("built.txt").exists(),
+        "--trust-project did not apply"
+    );
+    std::fs::remove_file(project.path().join("built.txt")).unwrap();
+
     let trusted = run(project.command().arg("trust")).await;
     assert_success(&trusted);
     assert!(stdout(&trusted).contains("skill `build` runs `shell(touch:*)`"));
-    let (skill_result, _) = go().await;
+    let (skill_result, _) = go(&[]).await;
     assert!(
         skill_result[0]
             .1
