@@ -152,8 +152,9 @@ enum OutputFormat {
 enum Command {
     /// Report what this machine and folder support: the shell sandbox, trust, settings.
     Doctor,
-    /// Trust a folder (the current one by default): what its own settings and .mcp.json enable
-    /// (permission mode, allow rules, hooks, MCP servers that run commands) applies from now on.
+    /// Trust a folder (the current one by default): what its own settings, .mcp.json and skills
+    /// enable (permission mode, allow rules, hooks, MCP servers that run commands, skills' allowed
+    /// tools) applies from now on.
     Trust {
         /// The folder.
         dir: Option<PathBuf>,
