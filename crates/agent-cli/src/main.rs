@@ -242,24 +242,14 @@ enum ToolsCommand {
     },
 }
 
-fn tool_options(args: &ToolArgs) -> ToolOptions {
-    ToolOptions {
-        mode: args.permission_mode,
-        defer_tools: args.defer_tools.clone(),
-        activation: args.activation.clone(),
-        extra_roots: args.add_dir.clone(),
-        allow: args.allow.clone(),
-        deny: args.deny.clone(),
-        sandbox: args.sandbox,
-    }
-}
-
 struct Context {
     cwd: PathBuf,
     paths: Paths,
     settings: Settings,
     /// What the project's files would widen that does not apply (not trusted).
     ignored: Vec<trust::Widening>,
+    /// The project's skills whose `allowed-tools` apply.
+    trusted_skills: std::collections::BTreeSet<String>,
 }
 
 impl Context {
@@ -278,7 +268,22 @@ impl Context {
             paths,
             settings: resolved.settings,
             ignored: resolved.ignored,
+            trusted_skills: resolved.skills,
         })
+    }
+
+    /// The flags for the tool side, with what trust decided about the project's skills.
+    fn tool_options(&self, args: &ToolArgs) -> ToolOptions {
+        ToolOptions {
+            mode: args.permission_mode,
+            defer_tools: args.defer_tools.clone(),
+            activation: args.activation.clone(),
+            extra_roots: args.add_dir.clone(),
+            allow: args.allow.clone(),
+            deny: args.deny.clone(),
+            sandbox: args.sandbox,
+            trusted_skills: self.trusted_skills.clone(),
+        }
     }
 
     fn runtime(
@@ -292,7 +297,7 @@ impl Context {
             id,
             self.paths.sessions_dir().join(id),
             &self.settings,
-            &tool_options(args),
+            &self.tool_options(args),
             prompter,
         )
     }
@@ -332,10 +337,9 @@ fn skills_command(command: SkillsCommand, trust_project: bool) -> anyhow::Result
                     ctx.paths.user_dir.join("skills").display()
                 );
             }
-            let trusted = trust::trusted_skill_tools(&ctx.paths, &ctx.cwd)?;
             for skill in set.iter() {
-                let applies =
-                    skill.source == tool_skills::SkillSource::User || trusted.contains(&skill.name);
+                let applies = skill.source == tool_skills::SkillSource::User
+                    || ctx.trusted_skills.contains(&skill.name);
                 println!("{}", agent_cli::skills::describe(skill, applies));
             }
         }
@@ -619,7 +623,7 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
         transcript.id(),
         session_dir,
         &ctx.settings,
-        &tool_options(&args.provider_tools()),
+        &ctx.tool_options(&args.provider_tools()),
         prompter,
     )?;
     if let Some(manager) = &runtime.mcp {

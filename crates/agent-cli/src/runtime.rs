@@ -33,6 +33,9 @@ pub struct ToolOptions {
     pub deny: Vec<String>,
     /// `--sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// The project's skills whose `allowed-tools` apply, as [`crate::trust::resolve`] decided
+    /// (the user's own skills' always do).
+    pub trusted_skills: std::collections::BTreeSet<String>,
 }
 
 /// The tools of one session, wired together.
@@ -178,7 +181,7 @@ impl ToolRuntime {
             builtins = builtins.allowed_root(root);
         }
         builtins.register_all(&registry)?;
-        let skills = register_skills(cwd, &registry, &permissions)?;
+        let skills = register_skills(cwd, &registry, &permissions, options)?;
         let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
         pool.set_rules(rules);
 
@@ -280,10 +283,11 @@ fn register_skills(
     cwd: &Path,
     registry: &ToolRegistry,
     permissions: &Arc<Permissions>,
+    options: &ToolOptions,
 ) -> anyhow::Result<Arc<SkillSession>> {
     let paths = Paths::new(cwd, &|name| std::env::var(name).ok());
     let set = crate::skills::load_set(&paths, cwd);
-    let trusted = crate::trust::trusted_skill_tools(&paths, cwd)?;
+    let trusted = options.trusted_skills.clone();
     let skills = Arc::new(crate::skills::session(set, trusted, permissions));
     if !skills.set().is_empty() {
         registry.register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;

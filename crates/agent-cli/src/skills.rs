@@ -59,7 +59,7 @@ pub fn load_set(paths: &Paths, cwd: &Path) -> SkillSet {
 }
 
 /// The session's skills: the user's `allowed-tools` always apply, a project's only when named in
-/// `trusted_project` (as [`crate::trust::trusted_skill_tools`] decides).
+/// `trusted_project` (as [`crate::trust::resolve`] decides).
 pub fn session(
     set: SkillSet,
     trusted_project: BTreeSet<String>,

@@ -17,7 +17,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -337,6 +336,8 @@ pub struct Resolved {
     pub settings: Settings,
     /// The project's widening items that do not apply (not trusted).
     pub ignored: Vec<Widening>,
+    /// The project's skills whose `allowed-tools` apply (trusted).
+    pub skills: BTreeSet<String>,
 }
 
 /// The items approved for `cwd`. A user directory inside the project (no HOME set) is the
@@ -381,41 +382,31 @@ pub fn resolve(paths: &Paths, cwd: &Path, this_run: bool) -> anyhow::Result<Reso
         .collect();
     if this_run {
         approved.extend(ignored.drain(..).map(|item| item.to_string()));
-        TRUSTED_THIS_RUN
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(folder_key(cwd));
     }
+    let skills = project.trusted_skills(&approved);
     Ok(Resolved {
         settings: user.merged(project.narrowed(&approved)),
         ignored,
+        skills,
     })
 }
 
-/// Folders trusted for this run only (`--trust-project`), as [`resolve`] decided: the project's
-/// skills are read after the settings, and their allowances follow the same decision.
-static TRUSTED_THIS_RUN: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-
-/// The project's skills whose `allowed-tools` apply: those whose [`Widening::SkillTools`] item
-/// the user approved for `cwd`, or every one when [`resolve`] trusted the folder for this run.
-pub fn trusted_skill_tools(paths: &Paths, cwd: &Path) -> anyhow::Result<BTreeSet<String>> {
-    let skill_tools = crate::skills::project_skill_tools(cwd);
-    let this_run = TRUSTED_THIS_RUN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains(&folder_key(cwd));
-    let approved = approved(paths, cwd)?;
-    Ok(skill_tools
-        .into_iter()
-        .filter(|(skill, tools)| {
-            let item = Widening::SkillTools {
-                skill: skill.clone(),
-                tools: tools.clone(),
-            };
-            this_run || approved.contains(&item.to_string())
-        })
-        .map(|(skill, _)| skill)
-        .collect())
+impl ProjectFiles {
+    /// The project's skills whose `allowed-tools` apply: those whose
+    /// [`Widening::SkillTools`] item is approved.
+    fn trusted_skills(&self, approved: &BTreeSet<String>) -> BTreeSet<String> {
+        self.skill_tools
+            .iter()
+            .filter(|(skill, tools)| {
+                let item = Widening::SkillTools {
+                    skill: (*skill).clone(),
+                    tools: (*tools).clone(),
+                };
+                approved.contains(&item.to_string())
+            })
+            .map(|(skill, _)| skill.clone())
+            .collect()
+    }
 }
 
 /// The one line print mode and the subcommands write when they ignore a project's widening.
@@ -489,13 +480,11 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(pending, [item]);
-        assert!(trusted_skill_tools(&paths, repo.path()).unwrap().is_empty());
+        let trusted = |this_run| resolve(&paths, repo.path(), this_run).unwrap().skills;
+        assert!(trusted(false).is_empty());
 
         trust(&paths, repo.path()).unwrap();
-        assert_eq!(
-            trusted_skill_tools(&paths, repo.path()).unwrap(),
-            BTreeSet::from(["build".to_owned()])
-        );
+        assert_eq!(trusted(false), BTreeSet::from(["build".to_owned()]));
 
         // A changed list is a new item: it waits for trust again.
         std::fs::write(
@@ -503,11 +492,11 @@ mod tests {
             "---\nname: build\ndescription: Builds.\nallowed-tools: shell\n---\n",
         )
         .unwrap();
-        assert!(trusted_skill_tools(&paths, repo.path()).unwrap().is_empty());
+        assert!(trusted(false).is_empty());
         let resolved = resolve(&paths, repo.path(), true).unwrap();
         assert!(resolved.ignored.is_empty());
         assert_eq!(
-            trusted_skill_tools(&paths, repo.path()).unwrap(),
+            resolved.skills,
             BTreeSet::from(["build".to_owned()]),
             "trusted for this run"
         );
