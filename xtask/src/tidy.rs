@@ -20,6 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("tool-builtins", &["tool-core"]),
     ("tool-mcp", &["tool-core"]),
     ("tool-pool", &["tool-core", "tool-search"]),
+    ("tool-skills", &["tool-core", "tool-search"]),
 ];
 
 /// Crates that only tests use: any crate of ours may have them as dev-dependencies, none as a
@@ -35,6 +36,7 @@ const DOCUMENTED: &[&str] = &[
     "tool-pool",
     "tool-builtins",
     "tool-mcp",
+    "tool-skills",
 ];
 
 /// The workspace root: the parent of this crate's manifest directory.

@@ -34,9 +34,12 @@ use agent_cli::usage::{self, Meter};
 /// Settings are read from ~/.config/agent-cli/settings.json (or $AGENT_CLI_HOME/settings.json) and
 /// ./.agent-cli/settings.json (permissions, hooks, MCP servers, deferral, provider and model);
 /// flags override them. MCP servers also come from ./.mcp.json. What a folder's own files would
-/// widen (permission mode, allow rules, hooks, MCP server commands) applies only once you trust the
-/// folder (`agent-cli trust`); deny and ask rules always apply. Sessions are saved as they happen
-/// under ~/.config/agent-cli/sessions; `--continue` picks up the latest one in this directory.
+/// widen (permission mode, allow rules, hooks, MCP server commands, skills' allowed tools) applies
+/// only once you trust the folder (`agent-cli trust`); deny and ask rules always apply.
+/// AGENTS.md and CLAUDE.md from the repository root down (and ~/.config/agent-cli/AGENTS.md) go
+/// into the system prompt. Sessions are saved as they happen under ~/.config/agent-cli/sessions
+/// and compacted when they near the context window; `--continue` picks up the latest one in this
+/// directory. In a session, /help lists the commands.
 ///
 /// Examples:
 ///   agent-cli -p "explain src/main.rs"
