@@ -86,7 +86,17 @@ pub const RESULTS_DIR: &str = "tool-results";
 
 /// Where an oversized result of `tool_use_id` is saved.
 pub fn result_path(session_dir: &Path, tool_use_id: &str) -> PathBuf {
-    let safe: String = tool_use_id
+    let safe = file_name_of_id(tool_use_id);
+    session_dir.join(RESULTS_DIR).join(format!("{safe}.txt"))
+}
+
+/// A `tool_use_id` as one file name: anything but ASCII letters, digits, `-` and `_` becomes `_`,
+/// so an id sent by a model can never name another folder (`../x`, `a/b`); an empty id is `_`.
+pub fn file_name_of_id(tool_use_id: &str) -> String {
+    if tool_use_id.is_empty() {
+        return "_".to_owned();
+    }
+    tool_use_id
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -95,8 +105,7 @@ pub fn result_path(session_dir: &Path, tool_use_id: &str) -> PathBuf {
                 '_'
             }
         })
-        .collect();
-    session_dir.join(RESULTS_DIR).join(format!("{safe}.txt"))
+        .collect()
 }
 
 /// Splits `text` into its first `head` characters, the number of characters between, and its last
@@ -136,6 +145,13 @@ mod tests {
         let text = "αβγδεζηθ";
         assert_eq!(head_and_tail(text, 2, 2), ("αβ", 4, "ηθ"));
         assert_eq!(head_and_tail(text, 4, 4), (text, 0, ""));
+    }
+
+    #[test]
+    fn an_id_becomes_one_file_name() {
+        assert_eq!(file_name_of_id("toolu_01-aB"), "toolu_01-aB");
+        assert_eq!(file_name_of_id("../etc/passwd"), "___etc_passwd");
+        assert_eq!(file_name_of_id(""), "_");
     }
 
     #[test]

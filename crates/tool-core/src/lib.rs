@@ -73,7 +73,9 @@ mod tool;
 mod typed;
 
 pub use batch::Batch;
-pub use budget::{RESULTS_DIR, ResultBudget, head_and_tail, result_path, truncate_middle};
+pub use budget::{
+    RESULTS_DIR, ResultBudget, file_name_of_id, head_and_tail, result_path, truncate_middle,
+};
 pub use call::ToolCall;
 pub use context::{ExecutionEvent, Session, ToolContext};
 pub use error::CoreError;

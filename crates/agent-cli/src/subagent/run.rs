@@ -153,17 +153,9 @@ fn system_prompt(kind: &AgentType, runtime: &ToolRuntime) -> String {
 /// `<session dir>/subagents/<tool_use_id>`, with anything but letters, digits, `-` and `_` in
 /// the id replaced, so that an id can never name another folder.
 pub fn transcript_dir(session_dir: &Path, tool_use_id: &str) -> PathBuf {
-    let id: String = tool_use_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    session_dir.join(SUBAGENTS_DIR).join(id)
+    session_dir
+        .join(SUBAGENTS_DIR)
+        .join(tool_core::file_name_of_id(tool_use_id))
 }
 
 /// Reports each tool call the sub-agent starts as the `agent` call's progress, such as

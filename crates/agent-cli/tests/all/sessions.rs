@@ -2,11 +2,8 @@
 //! long, `/compact` and `/clear` by hand, resuming from the latest summary, the slash commands,
 //! usage and cost, and the project instructions in the system prompt.
 
-use std::process::Stdio;
-
 use agent_cli::provider::ProviderKind;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
 
 use crate::support::cli::*;
 use crate::support::scripted::{Matcher, ScriptUsage, ScriptedServer, Turn};
@@ -181,21 +178,7 @@ async fn interactive(
     server: &ScriptedServer,
     lines: &str,
 ) -> std::process::Output {
-    let mut child = project
-        .agent(server, ProviderKind::Anthropic)
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(lines.as_bytes()).await.unwrap();
-    drop(stdin);
-    tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        child.wait_with_output(),
-    )
-    .await
-    .expect("agent-cli did not finish within two minutes")
-    .unwrap()
+    run_with_input(&mut project.agent(server, ProviderKind::Anthropic), lines).await
 }
 
 #[tokio::test]
@@ -506,27 +489,13 @@ async fn the_commands_tell_a_person_what_the_session_holds() {
         cache_write: 2_000,
     })])
     .await;
-    let mut child = project
-        .agent(&server, ProviderKind::Anthropic)
-        .args(["--allow", "shell(cargo test:*)"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(
-            b"/help\n/permissions\nhello\n/context\n/cost\n/model claude-sonnet-4-5\n/model\n",
-        )
-        .await
-        .unwrap();
-    drop(stdin);
-    let output = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        child.wait_with_output(),
+    let output = run_with_input(
+        project
+            .agent(&server, ProviderKind::Anthropic)
+            .args(["--allow", "shell(cargo test:*)"]),
+        "/help\n/permissions\nhello\n/context\n/cost\n/model claude-sonnet-4-5\n/model\n",
     )
-    .await
-    .unwrap()
-    .unwrap();
+    .await;
     assert_success(&output);
     insta::assert_snapshot!("commands_stdout", project.redact(&stdout(&output)));
     let err = stderr(&output);

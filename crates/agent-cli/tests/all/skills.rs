@@ -2,11 +2,8 @@
 //! skills the listing leaves out, suggestions once per session, and `allowed-tools` that apply
 //! only in a trusted folder.
 
-use std::process::Stdio;
-
 use agent_cli::provider::ProviderKind;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
 
 use crate::support::cli::*;
 use crate::support::scripted::{ScriptedServer, Turn};
@@ -219,25 +216,13 @@ async fn a_skill_is_suggested_once_per_session() {
         Turn::text("Three."),
     ])
     .await;
-    let mut child = project
-        .agent(&server, ProviderKind::Anthropic)
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     // The first line answers the trust prompt (the `pdf` skill lists tools): not now.
-    stdin
-        .write_all(b"n\nwhat is the weather like\nplease cut a release and publish the crates\nagain: cut a release and publish the crates\n")
-        .await
-        .unwrap();
-    drop(stdin);
-    let output = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        child.wait_with_output(),
+    let output = run_with_input(
+        &mut project.agent(&server, ProviderKind::Anthropic),
+        "n\nwhat is the weather like\nplease cut a release and publish the crates\n\
+         again: cut a release and publish the crates\n",
     )
-    .await
-    .unwrap()
-    .unwrap();
+    .await;
     assert_success(&output);
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 3, "{}", stderr(&output));

@@ -1,11 +1,8 @@
 //! A repository is untrusted input: what its own files would widen waits until the user trusts
 //! the folder, and what narrows always applies.
 
-use std::process::Stdio;
-
 use agent_cli::provider::ProviderKind;
 use serde_json::json;
-use tokio::io::AsyncWriteExt as _;
 
 use crate::support::cli::*;
 use crate::support::scripted::{ScriptedServer, Turn};
@@ -129,19 +126,8 @@ async fn interactive_start_asks_once_and_remembers_trust() {
     let project = hostile_project();
     let server = ScriptedServer::start(vec![]).await;
     let answer = async |input: &str| {
-        let mut child = project
-            .agent(&server, ProviderKind::Anthropic)
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.as_bytes()).await.unwrap();
-        drop(stdin);
         let output =
-            tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
-                .await
-                .unwrap()
-                .unwrap();
+            run_with_input(&mut project.agent(&server, ProviderKind::Anthropic), input).await;
         assert_success(&output);
         stderr(&output)
     };

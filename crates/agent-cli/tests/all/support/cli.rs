@@ -114,6 +114,23 @@ pub async fn run(command: &mut Command) -> Output {
     .unwrap()
 }
 
+/// Runs a command to its end with `input` piped to its standard input (an interactive session
+/// fed line by line), with the same deadline as [`run`].
+pub async fn run_with_input(command: &mut Command, input: &str) -> Output {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = command.stdin(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("agent-cli did not finish within two minutes")
+    .unwrap()
+}
+
 /// Standard output as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
