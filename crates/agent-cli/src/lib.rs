@@ -8,6 +8,7 @@ pub mod compaction;
 pub mod conversation;
 pub mod instructions;
 pub mod provider;
+pub mod recap;
 pub mod runtime;
 pub mod settings;
 pub mod skills;

@@ -922,6 +922,7 @@ async fn interactive_mode(
         agent.runtime.pool.request_tools().tools.len(),
         agent.runtime.pool.deferred_names().len()
     );
+    print_recap(agent);
     let observer = terminal_observer();
     loop {
         eprint!("\n> ");
@@ -970,6 +971,35 @@ async fn interactive_mode(
         }
     }
 }
+
+/// A resumed session's conversation so far (from its latest summary on), with what each
+/// sub-agent did, so the user sees where the work stands before the first prompt.
+fn print_recap(agent: &Agent) {
+    if agent.messages().is_empty() {
+        return;
+    }
+    let registry = &agent.runtime.registry;
+    let describe = |name: &str, input: &serde_json::Value| {
+        registry
+            .get(name)
+            .and_then(|entry| entry.tool().activity(input))
+            .unwrap_or_else(|| format!("{name} {input}"))
+    };
+    let lines = agent_cli::recap::recap(
+        agent.messages(),
+        agent.runtime.session.dir(),
+        &describe,
+        RECAP_LINES,
+    );
+    eprintln!("── the conversation so far ──");
+    for line in lines {
+        eprintln!("{line}");
+    }
+    eprintln!("──");
+}
+
+/// How many lines of a resumed conversation are shown at the start.
+const RECAP_LINES: usize = 40;
 
 /// Attaches the files the prompt's `@path` words name to the next message, saying on stderr
 /// which could not be attached and why.

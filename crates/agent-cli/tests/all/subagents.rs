@@ -292,6 +292,57 @@ async fn the_side_transcript_is_saved_and_the_session_points_at_it() {
     );
 }
 
+/// A resumed session shows the conversation so far before its first prompt, and under the
+/// `agent` call what the sub-agent did, read from its side transcript.
+#[tokio::test]
+async fn a_resumed_session_shows_what_its_sub_agents_did() {
+    let project = Project::new();
+    project.write("src/config.rs", "pub fn load_config() {}\n");
+    let (id, input) = explore("call_r", "Find where the config is loaded");
+    let server = ScriptedServer::routed(
+        vec![
+            Turn::text("I will ask an explorer.").then_tool_use(&id, "agent", input),
+            Turn::text("The config is loaded in src/config.rs."),
+        ],
+        vec![(
+            Matcher::first_user("Find where the config is loaded"),
+            vec![
+                Turn::tool_use("r_grep", "grep", json!({"pattern": "load_config"})),
+                Turn::tool_use("r_read", "read_file", json!({"path": "src/config.rs"})),
+                Turn::text("In src/config.rs, by load_config."),
+            ],
+        )],
+    )
+    .await;
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["-p", "Where is the config loaded?"]))
+    .await;
+    assert_success(&output);
+
+    let resumed = run_with_input(
+        project
+            .agent(&server, ProviderKind::Anthropic)
+            .arg("--continue"),
+        "/exit\n",
+    )
+    .await;
+
+    assert_success(&resumed);
+    let err = stderr(&resumed);
+    let recap = err
+        .split_once("── the conversation so far ──\n")
+        .and_then(|(_, rest)| rest.split_once("\n──"))
+        .map(|(recap, _)| recap)
+        .unwrap_or_else(|| panic!("no recap in:\n{err}"));
+    insta::assert_snapshot!(project.redact(recap));
+    assert_eq!(
+        server.requests().len(),
+        5,
+        "showing the recap asks the model nothing"
+    );
+}
+
 /// What sub-agents spend is part of the run's usage in `--output-format json`.
 #[tokio::test]
 async fn sub_agents_usage_is_in_the_json_usage() {
