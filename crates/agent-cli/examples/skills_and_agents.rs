@@ -23,15 +23,13 @@ use agent_cli::agent::{Agent, AgentEvent, Observer};
 use agent_cli::conversation::{Block, Message, Role, StopReason, Usage};
 use agent_cli::provider::{
     self, EventStream, ModelRequest, Provider, ProviderChoice, ProviderConfig, Response,
-    StreamEvent,
 };
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::Settings;
 use agent_cli::subagent::{self, AgentTypes, UsageHook};
 use agent_cli::transcript::Transcript;
-use futures::StreamExt as _;
 use serde_json::json;
-use tool_core::{CancellationToken, ExecutionEvent, ToolCall};
+use tool_core::{CancellationToken, ExecutionEvent};
 use tool_skills::{SKILL_TOOL, SkillRoot, SkillSession, SkillSet, SkillTool, discover};
 
 const TASK: &str = "Review the change in src/lib.rs and write the changelog entry for it.";
@@ -214,17 +212,7 @@ impl Provider for Scripted {
             role: Role::Assistant,
             content,
         };
-        let calls: Vec<_> = message
-            .tool_uses()
-            .map(|(id, name, input)| {
-                Ok(StreamEvent::ToolCall(ToolCall::new(
-                    id,
-                    name,
-                    input.clone(),
-                )))
-            })
-            .collect();
-        let stop = if calls.is_empty() {
+        let stop = if message.tool_uses().next().is_none() {
             StopReason::EndTurn
         } else {
             StopReason::ToolUse
@@ -234,7 +222,6 @@ impl Provider for Scripted {
             output_tokens: 20,
             ..Usage::default()
         };
-        let finished = StreamEvent::Finished(Response::assistant(message.content, stop, usage));
-        futures::stream::iter(calls.into_iter().chain([Ok(finished)])).boxed()
+        Response::assistant(message.content, stop, usage).into_events()
     }
 }

@@ -136,6 +136,26 @@ impl Response {
             usage,
         }
     }
+
+    /// The events a provider streams for this whole response: each `tool_use` block as a
+    /// [`StreamEvent::ToolCall`], then [`StreamEvent::Finished`]. For providers that answer in
+    /// one piece (a cache, a test double, a model run in process).
+    pub fn into_events<'a>(self) -> EventStream<'a> {
+        let calls: Vec<_> = self
+            .message
+            .tool_uses()
+            .map(|(id, name, input)| {
+                Ok(StreamEvent::ToolCall(ToolCall::new(
+                    id,
+                    name,
+                    input.clone(),
+                )))
+            })
+            .collect();
+        futures::StreamExt::boxed(futures::stream::iter(
+            calls.into_iter().chain([Ok(StreamEvent::Finished(self))]),
+        ))
+    }
 }
 
 /// A failure talking to a provider, with a message for the user.

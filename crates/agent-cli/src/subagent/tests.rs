@@ -4,13 +4,12 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt as _;
 use serde_json::{Value, json};
 use tool_core::{CancellationToken, ToolCall};
 
 use super::{AGENT_TOOL, AgentTypes, install, transcript_dir};
 use crate::conversation::{Block, StopReason, Usage};
-use crate::provider::{EventStream, ModelRequest, Provider, Response, StreamEvent};
+use crate::provider::{EventStream, ModelRequest, Provider, Response};
 use crate::runtime::{ToolOptions, ToolRuntime};
 use crate::settings::Settings;
 
@@ -43,19 +42,7 @@ impl Provider for Canned {
             .unwrap()
             .pop_front()
             .unwrap_or_else(|| reply(vec![text("the list ran out")], 0, 0));
-        let mut events: Vec<_> = response
-            .message
-            .tool_uses()
-            .map(|(id, name, input)| {
-                Ok(StreamEvent::ToolCall(ToolCall::new(
-                    id,
-                    name,
-                    input.clone(),
-                )))
-            })
-            .collect();
-        events.push(Ok(StreamEvent::Finished(response)));
-        futures::stream::iter(events).boxed()
+        response.into_events()
     }
 }
 
