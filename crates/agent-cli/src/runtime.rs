@@ -15,6 +15,7 @@ use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
 use tool_skills::{SkillSession, SkillTool};
 
 use crate::settings::{Paths, Settings};
+use crate::skills::SkillSearch;
 
 /// What the command line adds to the settings for the tool side.
 #[derive(Debug, Clone, Default)]
@@ -184,6 +185,9 @@ impl ToolRuntime {
         let skills = register_skills(cwd, &registry, &permissions, options)?;
         let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
         pool.set_rules(rules);
+        if !skills.set().is_empty() {
+            pool.set_related_search(Arc::new(SkillSearch(Arc::clone(&skills))));
+        }
 
         let session = Arc::new(Session::new(session_id, session_dir, cwd).with_mode(mode));
         let mut inheritance = Inheritance {

@@ -119,6 +119,25 @@ pub fn describe(skill: &Skill, trusted: bool) -> String {
     text
 }
 
+/// How many skills a `tool_search` keyword search lists beside the tools it finds.
+const RELATED_SKILLS: usize = 3;
+
+/// The skills as `tool_search` finds them: a keyword search there also searches the skills'
+/// own index, so a model that looks for a capability with `tool_search` finds a skill for it.
+pub struct SkillSearch(pub Arc<SkillSession>);
+
+impl tool_pool::RelatedSearch for SkillSearch {
+    fn related(&self, query: &str) -> Option<String> {
+        let found = self.0.set().search(query, RELATED_SKILLS).ok()?;
+        (!found.is_empty()).then(|| {
+            format!(
+                "Skills that match (instructions, not tools: load one with the skill tool, {{\"name\": \"...\"}}):\n{}",
+                tool_skills::found_lines(&found)
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

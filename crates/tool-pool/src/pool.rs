@@ -11,6 +11,7 @@ use tool_core::{NameSuggester, Origin, PermissionRules, Tool, ToolRegistry};
 use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 use crate::error::PoolError;
 use crate::mode::{Activation, DeferralMode, TokenCounter};
+use crate::related::RelatedSearch;
 use crate::shared::{Shared, State};
 use crate::suggest::PoolSuggester;
 use crate::tools::{ExecuteTool, ToolSearchTool};
@@ -129,6 +130,16 @@ impl ToolPool {
             .counter
             .write()
             .unwrap_or_else(|e| e.into_inner()) = counter;
+    }
+
+    /// Makes `tool_search` also ask `related` (a skill index, say) and add its answer to each
+    /// keyword search's result. The tools array does not change.
+    pub fn set_related_search(&self, related: Arc<dyn RelatedSearch>) {
+        *self
+            .shared
+            .related
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(related);
     }
 
     /// Answers unknown tool names for the executor's "did you mean": close names by edit

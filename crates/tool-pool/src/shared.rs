@@ -13,6 +13,7 @@ use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 use crate::discovery::Discovered;
 use crate::error::PoolError;
 use crate::mode::{CharEstimate, DeferralMode, TokenCounter};
+use crate::related::RelatedSearch;
 
 pub(crate) struct State {
     pub(crate) index: SearchIndex,
@@ -30,6 +31,7 @@ pub(crate) struct Shared {
     pub(crate) config: PoolConfig,
     pub(crate) rules: RwLock<PermissionRules>,
     pub(crate) counter: RwLock<Arc<dyn TokenCounter>>,
+    pub(crate) related: RwLock<Option<Arc<dyn RelatedSearch>>>,
     state: Mutex<State>,
 }
 
@@ -40,6 +42,7 @@ impl Shared {
             config,
             rules: RwLock::new(PermissionRules::default()),
             counter: RwLock::new(Arc::new(CharEstimate)),
+            related: RwLock::new(None),
             state: Mutex::new(State {
                 index: SearchIndex::default(),
                 indexed: BTreeMap::new(),
@@ -49,6 +52,16 @@ impl Shared {
                 deltas: Vec::new(),
             }),
         }
+    }
+
+    /// What else `query` finds besides tools, as a note for the search's result.
+    pub(crate) fn related(&self, query: &str) -> Option<String> {
+        let related = self
+            .related
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        related.and_then(|r| r.related(query))
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {

@@ -133,6 +133,15 @@ impl Tool for ToolSearchTool {
             return Ok(self.select(&shared, list, &deferred));
         }
         let discover_only = query.starts_with("discover:");
+        let related = match query.strip_prefix("discover:") {
+            _ if query.starts_with("mcp__") => None,
+            Some(words) => shared.related(words.trim()),
+            None => shared.related(&query),
+        };
+        let with_related = |text: String| match &related {
+            Some(note) => ToolOutput::text(format!("{}\n\n{}", text.trim_end(), note.trim_end())),
+            None => ToolOutput::text(text),
+        };
         let results = {
             let state = shared.state();
             state.index.search(&query, limit)
@@ -145,12 +154,12 @@ impl Tool for ToolSearchTool {
             .filter(|n| deferred.contains(n))
             .collect();
         if names.is_empty() {
-            return Ok(ToolOutput::text(format!(
+            return Ok(with_related(format!(
                 "No deferred tools matched \"{query}\". Try other words for the capability, +word to require a word, or mcp__SERVER to list a server's tools."
             )));
         }
         if discover_only {
-            return Ok(ToolOutput::text(format!(
+            return Ok(with_related(format!(
                 "Found {} tool(s), not loaded. To use one, call tool_search with select:NAME.\n{}",
                 names.len(),
                 describe(&shared, &names, true)
@@ -162,7 +171,7 @@ impl Tool for ToolSearchTool {
                 state.discovered.insert(name);
             }
         }
-        Ok(ToolOutput::text(format!(
+        Ok(with_related(format!(
             "Found {} tool(s) for \"{query}\". {}.\n{}",
             names.len(),
             self.how_to_call(),

@@ -49,4 +49,4 @@ pub use frontmatter::FrontmatterError;
 pub use session::{Allowances, MAX_SUGGESTIONS, SkillSession};
 pub use set::{MAX_LISTED_DESCRIPTION_CHARS, SkillSet, document};
 pub use skill::{SKILL_FILE, Skill, SkillSource, parse_skill};
-pub use tool::{SKILL_TOOL, SkillInput, SkillTool};
+pub use tool::{SKILL_TOOL, SkillInput, SkillTool, found_lines};

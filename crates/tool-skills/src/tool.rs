@@ -168,13 +168,19 @@ impl SkillTool {
                 "No skill matches `{query}`. Try other words, or go on without a skill."
             )));
         }
-        let mut text =
-            format!("Skills matching `{query}` (load one with {{\"name\": \"...\"}}):\n");
-        for skill in found {
-            text.push_str(&format!("- {}: {}\n", skill.name, skill.description.trim()));
-        }
-        Ok(ToolOutput::text(text))
+        Ok(ToolOutput::text(format!(
+            "Skills matching `{query}` (load one with {{\"name\": \"...\"}}):\n{}",
+            found_lines(&found)
+        )))
     }
+}
+
+/// Skills a search found, as the model reads them: `- name: description`, a line each.
+pub fn found_lines(skills: &[&Skill]) -> String {
+    skills
+        .iter()
+        .map(|skill| format!("- {}: {}\n", skill.name, skill.description.trim()))
+        .collect()
 }
 
 /// What the model reads when it loads a skill: where the skill lives, what it allows, and its

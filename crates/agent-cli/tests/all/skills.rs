@@ -152,11 +152,11 @@ async fn the_skill_tool_returns_the_body_and_the_folder() {
     }
 }
 
-#[tokio::test]
-async fn a_skill_beyond_the_listing_budget_is_found_by_search() {
+/// Eighty skills with long descriptions, more than the listing's 2% of the window holds, and
+/// `zz-translate`, which sorts last and so is left out of the listing.
+fn project_with_many_skills() -> Project {
     let project = Project::new();
     let root = project.path().join(".agent-cli/skills");
-    // Eighty skills with long descriptions take more than the listing's 2% of the window.
     let filler =
         "Handles one narrow chore of the build with care and reports what it changed. ".repeat(3);
     for i in 0..80 {
@@ -173,6 +173,12 @@ async fn a_skill_beyond_the_listing_budget_is_found_by_search() {
         "name: zz-translate\ndescription: Translate Chinese documentation into English, keeping the terms consistent.",
         "Translate carefully.\n",
     );
+    project
+}
+
+#[tokio::test]
+async fn a_skill_beyond_the_listing_budget_is_found_by_search() {
+    let project = project_with_many_skills();
     let server = ScriptedServer::start(vec![
         Turn::tool_use(
             "call_find",
@@ -203,6 +209,41 @@ async fn a_skill_beyond_the_listing_budget_is_found_by_search() {
             .contains("- zz-translate: Translate Chinese documentation"),
         "{results:?}"
     );
+}
+
+/// A model that looks for a capability with `tool_search` finds the skills for it too, beside
+/// the deferred tools (or instead of them); a query no skill matches lists none.
+#[tokio::test]
+async fn tool_search_finds_skills_beside_deferred_tools() {
+    let project = project_with_many_skills();
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use(
+            "call_ts",
+            "tool_search",
+            json!({"query": "translate the chinese docs"}),
+        ),
+        Turn::tool_use(
+            "call_web",
+            "tool_search",
+            json!({"query": "switch to plan mode"}),
+        ),
+        Turn::text("Found them."),
+    ])
+    .await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--defer-tools",
+        "true",
+        "-p",
+        "hello",
+    ]))
+    .await;
+    assert_success(&output);
+    let bodies = server.bodies();
+    assert!(tool_names(&bodies[0]).contains(&"tool_search".to_owned()));
+    let results = tool_results(&bodies[2]);
+    insta::assert_snapshot!("tool_search_skill", results[0].1);
+    assert!(results[1].1.contains("## enter_plan_mode"), "{results:?}");
+    assert!(!results[1].1.contains("Skills that match"), "{results:?}");
 }
 
 /// The user's message carries a `<skill-discovery>` note for a relevant skill the first time

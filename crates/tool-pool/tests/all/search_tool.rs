@@ -1,9 +1,11 @@
 //! tool_search's answers for each query form, and execute_tool's checks.
 
+use std::sync::Arc;
+
 use insta::assert_snapshot;
 use serde_json::json;
 use tool_core::{PermissionMode, PermissionRules};
-use tool_pool::{Activation, PoolConfig};
+use tool_pool::{Activation, PoolConfig, RelatedSearch};
 
 use super::support::Fixture;
 
@@ -63,6 +65,45 @@ async fn inline_answers_say_to_call_directly() {
     });
     let text = fx.search("select:mcp__slack__send_message").await;
     assert_snapshot!("select_inline", text);
+}
+
+/// Answers every query naming a fruit with a line per fruit, and others with nothing.
+struct Fruit;
+
+impl RelatedSearch for Fruit {
+    fn related(&self, query: &str) -> Option<String> {
+        query.contains("apple").then(|| {
+            "Skills that match (load one with the skill tool):\n- apple-picking: picks apples\n"
+                .to_owned()
+        })
+    }
+}
+
+#[tokio::test]
+async fn related_finds_are_added_to_keyword_and_discover_results_only() {
+    let fx = Fixture::new(PoolConfig::default());
+    let bytes = || serde_json::to_string(&fx.pool.request_tools()).unwrap();
+    let before = bytes();
+    fx.pool.set_related_search(Arc::new(Fruit));
+    assert_eq!(bytes(), before, "the tools array does not change");
+
+    let found = fx.search("send a slack message about apples").await;
+    assert!(found.contains("## mcp__slack__send_message"), "{found}");
+    assert!(
+        found.ends_with(
+            "Skills that match (load one with the skill tool):\n- apple-picking: picks apples"
+        ),
+        "{found}"
+    );
+    let nothing = fx.search("apple orchard").await;
+    assert_snapshot!("related_without_tools", nothing);
+    let discover = fx.search("discover:apple slack").await;
+    assert!(discover.contains("- apple-picking"), "{discover}");
+    assert!(fx.pool.discovered().iter().all(|n| n != "apple-picking"));
+    let select = fx.search("select:mcp__slack__send_message,apple").await;
+    assert!(!select.contains("apple-picking"), "{select}");
+    let unrelated = fx.search("create a github issue").await;
+    assert!(!unrelated.contains("Skills"), "{unrelated}");
 }
 
 #[tokio::test]
