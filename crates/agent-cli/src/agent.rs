@@ -176,7 +176,8 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// An agent continuing `messages` (empty for a new session).
+    /// An agent continuing `messages` (empty for a new session); the runtime takes up the tools
+    /// and skills they show were found ([`ToolRuntime::resume_from`]).
     pub fn new(
         provider: Arc<dyn Provider>,
         runtime: ToolRuntime,
@@ -184,6 +185,7 @@ impl Agent {
         messages: Vec<Message>,
         model: String,
     ) -> Self {
+        runtime.resume_from(&messages);
         let system = runtime.system_prompt();
         let window = Window {
             tokens: crate::usage::context_window(&model, None),

@@ -14,6 +14,7 @@ use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
 use tool_skills::{SkillSession, SkillTool};
 
+use crate::conversation::{Message, Role};
 use crate::settings::{Paths, Settings};
 use crate::skills::SkillSearch;
 
@@ -226,6 +227,28 @@ impl ToolRuntime {
                 .unwrap_or(crate::skills::DEFAULT_CONTEXT_WINDOW),
             inheritance,
         })
+    }
+
+    /// Takes up what a resumed conversation says the session had found: the tools it called
+    /// (directly, or by name through `execute_tool`) count as discovered again, so they stay
+    /// callable and, with inline activation, in the request; and the skills its
+    /// `<skill-discovery>` notes suggested are not suggested again.
+    pub fn resume_from(&self, messages: &[Message]) {
+        let mut called = Vec::new();
+        let mut suggested = Vec::new();
+        for message in messages {
+            for (_, name, input) in message.tool_uses() {
+                match input.get("tool_name").and_then(serde_json::Value::as_str) {
+                    Some(target) if name == tool_pool::EXECUTE_TOOL => called.push(target),
+                    _ => called.push(name),
+                }
+            }
+            if message.role == Role::User {
+                suggested.extend(crate::skills::suggested_in(&message.text()));
+            }
+        }
+        self.pool.discover(&called);
+        self.skills.mark_suggested(suggested);
     }
 
     /// What a restricted runtime built from this one (a sub-agent's) inherits.

@@ -89,10 +89,29 @@ pub fn discovery_note(skills: &[&Skill]) -> Option<String> {
         .map(|s| format!("- {}: {}", s.name, s.description.trim()))
         .collect();
     Some(format!(
-        "<skill-discovery>Skills that may help with this; load one with the skill tool ({{\"name\": \"...\"}}) before starting:\n{}\n</skill-discovery>",
+        "{DISCOVERY_OPEN}Skills that may help with this; load one with the skill tool ({{\"name\": \"...\"}}) before starting:\n{}\n{DISCOVERY_CLOSE}",
         lines.join("\n")
     ))
 }
+
+/// The skills that the `<skill-discovery>` notes in `text` suggested (see [`discovery_note`]).
+pub fn suggested_in(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(DISCOVERY_OPEN) {
+        let note = &rest[start + DISCOVERY_OPEN.len()..];
+        let end = note.find(DISCOVERY_CLOSE).unwrap_or(note.len());
+        names.extend(note[..end].lines().filter_map(|line| {
+            let (name, _) = line.strip_prefix("- ")?.split_once(':')?;
+            Some(name.trim().to_owned())
+        }));
+        rest = &note[end..];
+    }
+    names
+}
+
+const DISCOVERY_OPEN: &str = "<skill-discovery>";
+const DISCOVERY_CLOSE: &str = "</skill-discovery>";
 
 /// One skill as `agent-cli skills list` shows it: name, whose, description, allowances, folder.
 pub fn describe(skill: &Skill, trusted: bool) -> String {
@@ -141,6 +160,33 @@ impl tool_pool::RelatedSearch for SkillSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_skills_a_note_suggested_are_read_back_from_it() {
+        let set = SkillSet::new(vec![
+            tool_skills::parse_skill(
+                "---\nname: release\ndescription: Cut a release.\n---\nbody",
+                Path::new("/s/release"),
+                SkillSource::Project,
+            )
+            .unwrap()
+            .0,
+            tool_skills::parse_skill(
+                "---\nname: pdf\ndescription: \"Fill PDF forms: text, fields.\"\n---\nbody",
+                Path::new("/s/pdf"),
+                SkillSource::Project,
+            )
+            .unwrap()
+            .0,
+        ]);
+        let skills: Vec<&Skill> = set.iter().collect();
+        let note = discovery_note(&skills).unwrap();
+        let text = format!("cut it\n\n{note}\n- not-a-skill: outside the note");
+        let mut found = suggested_in(&text);
+        found.sort();
+        assert_eq!(found, ["pdf", "release"]);
+        assert!(suggested_in("- release: no note here").is_empty());
+    }
 
     #[test]
     fn the_listing_takes_two_percent_of_the_window_at_four_chars_a_token() {

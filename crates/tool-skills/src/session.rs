@@ -132,6 +132,15 @@ impl SkillSession {
         fresh
     }
 
+    /// Counts `names` as suggested already (a resumed conversation still carries their
+    /// suggestion), so [`SkillSession::suggest`] does not suggest them again.
+    pub fn mark_suggested(&self, names: impl IntoIterator<Item = String>) {
+        self.suggested
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(names);
+    }
+
     /// Whether a hit shares enough with the query: [`MIN_SHARED_TERMS`] distinct terms, or a
     /// term of the skill's name.
     fn relevant(&self, query: &str, name: &str) -> bool {

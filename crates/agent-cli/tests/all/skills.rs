@@ -246,6 +246,66 @@ async fn tool_search_finds_skills_beside_deferred_tools() {
     assert!(!results[1].1.contains("Skills that match"), "{results:?}");
 }
 
+/// A resumed session keeps what it had found: a deferred tool it called through `execute_tool`
+/// is callable again without a new search, and a skill it was suggested is not suggested again.
+#[tokio::test]
+async fn a_resumed_session_keeps_its_discovered_tools_and_suggested_skills() {
+    let project = project_with_skills();
+    let plan = |id: &str| {
+        Turn::tool_use(
+            id,
+            "execute_tool",
+            json!({"tool_name": "enter_plan_mode", "input": {}}),
+        )
+    };
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use(
+            "call_sel",
+            "tool_search",
+            json!({"query": "select:enter_plan_mode"}),
+        ),
+        plan("call_plan_1"),
+        Turn::text("Planning."),
+        plan("call_plan_2"),
+        Turn::text("Still planning."),
+        Turn::text("Done."),
+    ])
+    .await;
+    let args = |prompt: &'static str, resume: bool| {
+        let mut command = project.agent(&server, ProviderKind::Anthropic);
+        if resume {
+            command.arg("--continue");
+        }
+        command.args(["--defer-tools", "true", "-p", prompt]);
+        command
+    };
+    let first = run(&mut args("hello", false)).await;
+    assert_success(&first);
+    let second = run(&mut args(
+        "please cut a release and publish the crates",
+        true,
+    ))
+    .await;
+    assert_success(&second);
+    let third = run(&mut args(
+        "again: cut a release and publish the crates",
+        true,
+    ))
+    .await;
+    assert_success(&third);
+
+    let bodies = server.bodies();
+    let results = tool_results(&bodies[4]);
+    let again = &results.last().unwrap().1;
+    assert!(!again.contains("has not been discovered"), "{again}");
+    let notes = |body: &Value| {
+        let last = messages(body).last().unwrap().to_string();
+        last.contains("<skill-discovery>")
+    };
+    assert!(notes(&bodies[3]), "the release skill is suggested once");
+    assert!(!notes(&bodies[5]), "and not again after a resume");
+}
+
 /// The user's message carries a `<skill-discovery>` note for a relevant skill the first time
 /// only, and unrelated text carries none.
 #[tokio::test]
