@@ -104,14 +104,7 @@ impl Project {
 
 /// Runs a command to its end with a generous deadline.
 pub async fn run(command: &mut Command) -> Output {
-    let child = command.spawn().unwrap();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        child.wait_with_output(),
-    )
-    .await
-    .expect("agent-cli did not finish within two minutes")
-    .unwrap()
+    finish(command.spawn().unwrap()).await
 }
 
 /// Runs a command to its end with `input` piped to its standard input (an interactive session
@@ -122,6 +115,11 @@ pub async fn run_with_input(command: &mut Command, input: &str) -> Output {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(input.as_bytes()).await.unwrap();
     drop(stdin);
+    finish(child).await
+}
+
+/// Waits for a started command, two minutes at most.
+async fn finish(child: tokio::process::Child) -> Output {
     tokio::time::timeout(
         std::time::Duration::from_secs(120),
         child.wait_with_output(),
