@@ -123,14 +123,19 @@ pub fn summary_request(keep: Option<&str>) -> Message {
     Message::user_text(text)
 }
 
+const SUMMARY_HEAD: &str = "<conversation-summary>\nThe earlier part of this conversation was \
+     compacted to save context. This summary replaces it; the messages after it are the most \
+     recent ones, unchanged.\n\n";
+const SUMMARY_TAIL: &str = "\n</conversation-summary>";
+
 /// The message that stands for the compacted history at the start of the conversation.
 pub fn summary_message(summary: &str) -> Message {
-    Message::user_text(format!(
-        "<conversation-summary>\nThe earlier part of this conversation was compacted to save \
-         context. This summary replaces it; the messages after it are the most recent ones, \
-         unchanged.\n\n{}\n</conversation-summary>",
-        summary.trim()
-    ))
+    Message::user_text(format!("{SUMMARY_HEAD}{}{SUMMARY_TAIL}", summary.trim()))
+}
+
+/// The summary a [`summary_message`]'s text carries, or `None` for any other text.
+pub fn summary_in(text: &str) -> Option<&str> {
+    text.strip_prefix(SUMMARY_HEAD)?.strip_suffix(SUMMARY_TAIL)
 }
 
 /// The conversation after a compaction: the summary, then the kept messages.
@@ -189,7 +194,8 @@ mod tests {
         assert_eq!(kept_from(&messages, u64::MAX), 0);
         let next = compacted("the summary", &messages, 3);
         assert_eq!(next.len(), 3);
-        assert!(next[0].text().contains("the summary"));
+        assert_eq!(summary_in(&next[0].text()), Some("the summary"));
+        assert_eq!(summary_in("fix the bug"), None);
         assert_eq!(next[1], messages[3]);
     }
 

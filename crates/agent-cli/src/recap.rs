@@ -66,14 +66,11 @@ pub fn recap(
 /// A prompt (`> …`), the summary that stands for compacted history, or the model's words.
 fn text_line(role: Role, text: &str) -> String {
     match role {
-        Role::User => match text.strip_prefix("<conversation-summary>") {
-            Some(summary) => {
-                let body = summary
-                    .split_once("\n\n")
-                    .map_or(summary, |(_, body)| body)
-                    .trim_end_matches("</conversation-summary>");
-                format!("(earlier conversation, as summarised) {}", first_line(body))
-            }
+        Role::User => match crate::compaction::summary_in(text) {
+            Some(summary) => format!(
+                "(earlier conversation, as summarised) {}",
+                first_line(summary)
+            ),
             None => format!("> {}", first_line(text)),
         },
         Role::Assistant => first_line(text),

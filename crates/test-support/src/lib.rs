@@ -117,10 +117,18 @@ fn current_test() -> String {
 }
 
 /// The workspace's root, where the external prerequisites are installed.
+///
+/// Found from the running test's package (Cargo sets `CARGO_MANIFEST_DIR` when it runs a test),
+/// not from where this crate was compiled, so a checkout moved beside a shared `target/` finds
+/// its own root: the nearest folder up with a `Cargo.lock`. Canonicalised so paths compare and
+/// print well.
 pub fn workspace_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // This crate lives in `crates/test-support`; canonicalised so paths compare and print well.
-    let root = manifest.join("../..");
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let root = manifest
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .map_or_else(|| manifest.join("../.."), Path::to_path_buf);
     root.canonicalize().unwrap_or(root)
 }
 
