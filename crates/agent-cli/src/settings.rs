@@ -175,7 +175,9 @@ impl Settings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
     /// The user's directory: `$AGENT_CLI_HOME`, else `$XDG_CONFIG_HOME/agent-cli`, else
-    /// `~/.config/agent-cli`.
+    /// `~/.config/agent-cli` (the home directory from `$HOME`, else the system's account
+    /// database), else a folder of this process under the temporary directory. Never inside the
+    /// project: a repository must not be able to write the user's settings, skills or agents.
     pub user_dir: PathBuf,
     /// The project's directory: `<cwd>/.agent-cli`.
     pub project_dir: PathBuf,
@@ -187,8 +189,15 @@ impl Paths {
         let user_dir = env("AGENT_CLI_HOME")
             .map(PathBuf::from)
             .or_else(|| env("XDG_CONFIG_HOME").map(|d| PathBuf::from(d).join("agent-cli")))
-            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config").join("agent-cli")))
-            .unwrap_or_else(|| cwd.join(".agent-cli").join("user"));
+            .or_else(|| {
+                env("HOME")
+                    .map(PathBuf::from)
+                    .or_else(std::env::home_dir)
+                    .map(|home| home.join(".config").join("agent-cli"))
+            })
+            .unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("agent-cli-{}", std::process::id()))
+            });
         Self {
             user_dir,
             project_dir: cwd.join(".agent-cli"),
@@ -287,6 +296,17 @@ mod tests {
         std::fs::write(&path, r#"{"permisions": {}}"#).unwrap();
         let err = format!("{:#}", Settings::load(&path).unwrap_err());
         assert!(err.contains("unknown field `permisions`"), "{err}");
+    }
+
+    #[test]
+    fn the_user_directory_is_never_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), &|_| None);
+        assert!(!paths.user_dir.starts_with(dir.path()), "{paths:?}");
+        let home = Paths::new(dir.path(), &|name| {
+            (name == "HOME").then(|| "/h".to_owned())
+        });
+        assert_eq!(home.user_dir, Path::new("/h/.config/agent-cli"));
     }
 
     #[test]

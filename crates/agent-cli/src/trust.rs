@@ -340,7 +340,7 @@ pub struct Resolved {
     pub skills: BTreeSet<String>,
 }
 
-/// The items approved for `cwd`. A user directory inside the project (no HOME set) is the
+/// The items approved for `cwd`. A user directory inside the project (`AGENT_CLI_HOME` set there) is the
 /// project's to write, so it cannot vouch for the project.
 fn approved(paths: &Paths, cwd: &Path) -> anyhow::Result<BTreeSet<String>> {
     if folder_key(&paths.user_dir).starts_with(folder_key(cwd)) {

@@ -100,8 +100,12 @@ impl TypedTool for SkillTool {
         true
     }
 
-    fn is_concurrency_safe(&self, _input: &SkillInput) -> bool {
-        true
+    /// A skill that lists `allowed-tools` changes what later calls may do, so it runs alone and
+    /// the calls after it in the same message see its grant; any other use runs beside others.
+    fn is_concurrency_safe(&self, input: &SkillInput) -> bool {
+        given(&input.name)
+            .and_then(|name| self.session.set().get(name))
+            .is_none_or(|skill| skill.allowed_tools.is_empty())
     }
 
     async fn validate_input(
@@ -308,5 +312,18 @@ mod tests {
         assert!(tool.is_concurrency_safe(&input));
         assert_eq!(tool.spec().loading, Loading::AlwaysLoad);
         insta::assert_json_snapshot!(tool.spec().input_schema);
+    }
+
+    #[test]
+    fn a_skill_that_grants_tools_runs_alone() {
+        let set = Arc::new(SkillSet::new(vec![
+            skill("release", "Cut a release.", &["shell(make release:*)"]),
+            skill("changelog", "Write the changelog entry.", &[]),
+        ]));
+        let tool = SkillTool::typed(Arc::new(SkillSession::new(set)));
+        use tool_core::Tool as _;
+        assert!(!tool.is_concurrency_safe(&json!({"name": "release"})));
+        assert!(tool.is_concurrency_safe(&json!({"name": "changelog"})));
+        assert!(tool.is_concurrency_safe(&json!({"query": "release"})));
     }
 }

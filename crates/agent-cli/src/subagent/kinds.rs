@@ -21,9 +21,19 @@ pub const READ_ONLY_TOOLS: &[&str] = &["glob", "grep", "read_file", "shell"];
 /// Built-in tools that only read, whatever their input.
 const ALWAYS_READ_ONLY: &[&str] = &["glob", "grep", "read_file", "web_fetch"];
 
-/// Tools a sub-agent never gets: it cannot start sub-agents, and it sees every tool it may use
-/// (nothing is deferred), so it needs no tool search.
-pub const NEVER_OFFERED: &[&str] = &[AGENT_TOOL, "tool_search", "execute_tool"];
+/// Tools a sub-agent never gets: it cannot start sub-agents; it sees every tool it may use
+/// (nothing is deferred), so it needs no tool search; and it may not act for the session: a
+/// skill's allowed tools are granted in the session's permissions, the structured answer is the
+/// session's, and plan mode is the session's mode.
+pub const NEVER_OFFERED: &[&str] = &[
+    AGENT_TOOL,
+    "tool_search",
+    "execute_tool",
+    tool_skills::SKILL_TOOL,
+    crate::structured::NAME,
+    "enter_plan_mode",
+    "exit_plan_mode",
+];
 
 /// The tool names of Claude Code's agent files, and ours.
 const CLAUDE_NAMES: &[(&str, &str)] = &[

@@ -8,7 +8,7 @@ use serde_json::json;
 use tool_core::{ExecutionEvent, Prompter, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 
 use super::guard::{NamedPrompter, ReadOnly, Refused};
-use super::kinds::AgentType;
+use super::kinds::{AgentType, NEVER_OFFERED};
 use crate::agent::{Agent, AgentEvent, Observer, Outcome, TurnReport};
 use crate::conversation::Usage;
 use crate::provider::Provider;
@@ -114,7 +114,9 @@ fn tool_sets(kind: &AgentType, parent: &ToolRegistry) -> ToolSets {
             continue;
         };
         let tool = Arc::clone(entry.tool());
-        if offered.iter().any(|t| t.spec().name == tool.spec().name) {
+        // An alias may name a tool that is never offered.
+        let name = tool.spec().name.as_str();
+        if NEVER_OFFERED.contains(&name) || offered.iter().any(|t| t.spec().name == name) {
             continue;
         }
         offered.push(if reads_only {

@@ -175,3 +175,58 @@ async fn only_a_type_whose_tools_all_read_runs_beside_other_calls() {
     assert!(!safe("writer"));
     assert!(!safe("no-such-type"));
 }
+
+/// A type with every tool still gets none that acts for the session: not the `agent` tool,
+/// nor the search tools, the `skill` tool (its grants are the session's), the structured
+/// answer or plan mode.
+#[tokio::test]
+async fn a_type_with_every_tool_gets_none_that_acts_for_the_session() {
+    let project = tempfile::tempdir().unwrap();
+    let session_dir = tempfile::tempdir().unwrap();
+    let skill = project.path().join(".agent-cli/skills/build");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: build\ndescription: Builds.\n---\nRun make.\n",
+    )
+    .unwrap();
+    let agents = project.path().join(".claude").join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("all.md"),
+        "---\nname: all\ndescription: Everything.\ntools: \"*\"\n---\nDo it.\n",
+    )
+    .unwrap();
+    let runtime = runtime(project.path(), session_dir.path());
+    runtime
+        .registry
+        .register(Arc::new(crate::structured::StructuredOutput::new(
+            json!({"type": "object"}),
+        )))
+        .unwrap();
+    let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
+    let provider = Canned::new(vec![reply(vec![text("done")], 1, 1)]);
+    install(&runtime, types, provider.clone(), "m".into(), None).unwrap();
+    assert!(runtime.registry.get(tool_skills::SKILL_TOOL).is_some());
+
+    let call = ToolCall::new(
+        "toolu_all",
+        AGENT_TOOL,
+        json!({"description": "d", "prompt": "p", "subagent_type": "all"}),
+    );
+    let result = runtime
+        .executor
+        .execute(call, CancellationToken::new(), None)
+        .await;
+
+    assert!(!result.is_error, "{result:?}");
+    let requests = provider.requests.lock().unwrap();
+    let offered = requests[0].tools.names();
+    for never in super::kinds::NEVER_OFFERED {
+        assert!(
+            !offered.iter().any(|n| n == never),
+            "{never} in {offered:?}"
+        );
+    }
+    assert!(offered.iter().any(|n| n == "write_file"), "{offered:?}");
+}
