@@ -16,8 +16,15 @@ pub const MAX_TEXT_BYTES: usize = 256 * 1024;
 pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The blocks the `@path` words of `prompt` attach (after the prompt's own text), and a note
-/// for the user about each one that could not be attached.
-pub fn attach(prompt: &str, cwd: &Path) -> (Vec<Block>, Vec<String>) {
+/// for the user about each one that could not be attached. Only files under `cwd` (symbolic
+/// links resolved) that `denied` does not refuse are attached: a prompt may come from elsewhere
+/// (`-p "$ISSUE_TEXT"`), so it must not send `~/.ssh` or a file the deny rules keep from the
+/// model.
+pub fn attach(
+    prompt: &str,
+    cwd: &Path,
+    denied: &dyn Fn(&Path) -> bool,
+) -> (Vec<Block>, Vec<String>) {
     let mut blocks = Vec::new();
     let mut notes = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -34,6 +41,22 @@ pub fn attach(prompt: &str, cwd: &Path) -> (Vec<Block>, Vec<String>) {
             continue;
         }
         seen.push(path.clone());
+        let inside = match (path.canonicalize(), cwd.canonicalize()) {
+            (Ok(file), Ok(root)) => file.starts_with(root),
+            _ => false,
+        };
+        if !inside {
+            notes.push(format!(
+                "@{name} was not attached: it is outside the working directory; ask for it to be read instead (read_file asks for permission)"
+            ));
+            continue;
+        }
+        if denied(&path) {
+            notes.push(format!(
+                "@{name} was not attached: the permission rules deny reading it"
+            ));
+            continue;
+        }
         match block_for(&path, name) {
             Ok(block) => blocks.push(block),
             Err(note) => notes.push(note),
@@ -103,6 +126,7 @@ mod tests {
         let (blocks, notes) = attach(
             "see @notes.md, @shot.png and @blob.bin; ask @someone about @notes.md",
             dir.path(),
+            &|_| false,
         );
         assert_eq!(blocks.len(), 2);
         assert!(
@@ -113,5 +137,35 @@ mod tests {
         );
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("@blob.bin was not attached: it is not text"));
+    }
+
+    #[test]
+    fn files_outside_the_folder_or_denied_are_not_attached() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_rsa"), "secret\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "TOKEN=1\n").unwrap();
+        std::fs::write(dir.path().join("ok.txt"), "fine\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(outside.path().join("id_rsa"), dir.path().join("link")).unwrap();
+        let key = outside.path().join("id_rsa");
+        let prompt = format!("@{} @link @.env @ok.txt", key.display());
+        let (blocks, notes) = attach(&prompt, dir.path(), &|path| path.ends_with(".env"));
+        assert_eq!(blocks.len(), 1, "{notes:?}");
+        assert!(matches!(&blocks[0], Block::Text { text } if text.contains("fine")));
+        assert!(!format!("{blocks:?}").contains("secret"));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("@.env was not attached: the permission rules deny"))
+        );
+        assert_eq!(
+            notes
+                .iter()
+                .filter(|n| n.contains("outside the working directory"))
+                .count(),
+            if cfg!(unix) { 2 } else { 1 },
+            "{notes:?}"
+        );
     }
 }

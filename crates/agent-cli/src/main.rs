@@ -1,7 +1,7 @@
 //! `agent-cli`: a coding agent in the terminal.
 
 use std::io::{IsTerminal as _, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -1005,7 +1005,18 @@ const RECAP_LINES: usize = 40;
 /// which could not be attached and why.
 fn attach_files(agent: &mut Agent, prompt: &str) {
     let cwd = agent.runtime.session.cwd().to_path_buf();
-    let (blocks, notes) = agent_cli::attachments::attach(prompt, &cwd);
+    let rules = agent.runtime.permissions.rules();
+    let read_file = agent.runtime.registry.get("read_file");
+    let denied = |path: &Path| {
+        read_file.as_ref().is_some_and(|entry| {
+            let input = serde_json::json!({ "path": path });
+            rules
+                .deny
+                .iter()
+                .any(|rule| rule.matches(entry.tool().as_ref(), &input, &cwd))
+        })
+    };
+    let (blocks, notes) = agent_cli::attachments::attach(prompt, &cwd, &denied);
     for note in notes {
         eprintln!("note: {note}");
     }
