@@ -280,23 +280,35 @@ impl Agent {
         self.begin_turn(user_text, observer)?;
         let mut report = TurnReport::new();
         let mut limit_compacted = false;
+        // Once a compaction fails, or leaves the context past the threshold (the system prompt,
+        // tools and latest messages alone come near the window), compacting again before every
+        // request would only summarise the summary: the turn goes on without.
+        let mut auto_compaction = true;
         if let Some(expected) = &mut self.structured {
             expected.reminders = 0;
         }
         while report.requests < self.max_turns {
-            if self.window.needs_compaction(self.context_tokens()) {
+            if auto_compaction && self.window.needs_compaction(self.context_tokens()) {
                 let compacted = self
                     .compact(Trigger::Auto, None, cancel, observer, &mut report)
                     .await;
-                if let Err(error) = compacted {
-                    if cancel.is_cancelled() {
+                let failure = match compacted {
+                    Err(_) if cancel.is_cancelled() => {
                         return Ok(report.ended(Outcome::Cancelled));
                     }
+                    Err(error) => Some(format!("{error:#}")),
+                    Ok(()) if self.window.needs_compaction(self.context_tokens()) => Some(
+                        "the context is still past the threshold after compacting; no more \
+                         compactions this turn (a smaller system prompt or fewer tools would help)"
+                            .to_owned(),
+                    ),
+                    Ok(()) => None,
+                };
+                if let Some(reason) = failure {
                     // The request may still fit; if it does not, the provider says so and the
                     // turn compacts once more or ends with that error.
-                    observer(AgentEvent::CompactionFailed {
-                        reason: format!("{error:#}"),
-                    });
+                    auto_compaction = false;
+                    observer(AgentEvent::CompactionFailed { reason });
                 }
             }
             report.requests += 1;
@@ -354,8 +366,12 @@ impl Agent {
             return self.model_ended(observer);
         }
         let results = self.finish_calls(calls, &uses, observer).await;
+        // Only an answer this message gave counts: one left by a voided attempt of a retried
+        // stream is dropped.
+        let answered = structured_answer_accepted(&uses, &results);
         self.record(results, observer)?;
-        if let Some(value) = self.structured.as_ref().and_then(|e| e.slot.take()) {
+        let value = self.structured.as_ref().and_then(|e| e.slot.take());
+        if let Some(value) = value.filter(|_| answered) {
             report.structured = Some(value);
             return Ok(Step::End(Outcome::Done));
         }
@@ -678,6 +694,17 @@ struct Expected {
 }
 
 /// The finished response of a stream whose other events are not needed.
+/// Whether this message's `structured_output` call was accepted (its result is no error).
+fn structured_answer_accepted(uses: &[(String, String)], results: &Message) -> bool {
+    uses.iter()
+        .filter(|(_, name)| name == structured::NAME)
+        .any(|(id, _)| {
+            results.content.iter().any(|block| {
+                matches!(block, Block::ToolResult(result) if result.tool_use_id == *id && !result.is_error)
+            })
+        })
+}
+
 async fn finished(mut events: crate::provider::EventStream<'_>) -> Result<Response, ProviderError> {
     while let Some(event) = events.next().await {
         if let StreamEvent::Finished(response) = event? {

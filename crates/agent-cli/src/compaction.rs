@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use tool_core::Content;
+
 use crate::conversation::{Block, Message, Role};
 
 /// Why a compaction happened.
@@ -58,13 +60,42 @@ impl Window {
     }
 }
 
-/// An estimate of the tokens `messages` take: a token is about four bytes of their JSON. Used
-/// for what the provider has not counted yet.
+/// What an image costs in tokens, whatever its size: providers scale images down to about a
+/// megapixel and charge by area (about 1,600 tokens at most), not by the bytes of its encoding.
+pub const IMAGE_TOKENS: u64 = 1_600;
+
+/// An estimate of the tokens `messages` take: a token is about four bytes of their JSON, and an
+/// image [`IMAGE_TOKENS`]. Used for what the provider has not counted yet.
 pub fn estimate_tokens(messages: &[Message]) -> u64 {
     messages
         .iter()
-        .map(|m| serde_json::to_string(m).map_or(0, |s| s.len() as u64))
-        .sum::<u64>()
+        .map(|m| MESSAGE_TOKENS + m.content.iter().map(block_tokens).sum::<u64>())
+        .sum()
+}
+
+/// What a message's role and framing take, beside its blocks.
+const MESSAGE_TOKENS: u64 = 4;
+
+fn block_tokens(block: &Block) -> u64 {
+    match block {
+        Block::Image { .. } => IMAGE_TOKENS,
+        Block::ToolResult(result) => result
+            .content
+            .iter()
+            .map(|content| match content {
+                Content::Image { .. } => IMAGE_TOKENS,
+                Content::Text { .. } => json_tokens(content),
+            })
+            .sum::<u64>()
+            .saturating_add(result.structured.as_ref().map_or(0, json_tokens)),
+        other => json_tokens(other),
+    }
+}
+
+/// About four bytes of a value's JSON a token.
+fn json_tokens<T: Serialize>(value: &T) -> u64 {
+    serde_json::to_string(value)
+        .map_or(0, |s| s.len() as u64)
         .div_ceil(4)
 }
 
@@ -197,6 +228,32 @@ mod tests {
         assert_eq!(summary_in(&next[0].text()), Some("the summary"));
         assert_eq!(summary_in("fix the bug"), None);
         assert_eq!(next[1], messages[3]);
+    }
+
+    #[test]
+    fn an_image_counts_as_what_a_provider_charges_not_its_encoding() {
+        let data = "A".repeat(2_000_000);
+        let attached = Message {
+            role: Role::User,
+            content: vec![Block::Image {
+                media_type: "image/png".into(),
+                data: data.clone(),
+            }],
+        };
+        assert_eq!(estimate_tokens(&[attached]), MESSAGE_TOKENS + IMAGE_TOKENS);
+        let read = Message {
+            role: Role::User,
+            content: vec![Block::ToolResult(ToolResult {
+                tool_use_id: "a".into(),
+                content: vec![Content::Image {
+                    media_type: "image/png".into(),
+                    data,
+                }],
+                structured: None,
+                is_error: false,
+            })],
+        };
+        assert_eq!(estimate_tokens(&[read]), MESSAGE_TOKENS + IMAGE_TOKENS);
     }
 
     #[test]

@@ -86,7 +86,11 @@ pub fn discovery_note(skills: &[&Skill]) -> Option<String> {
     }
     let lines: Vec<String> = skills
         .iter()
-        .map(|s| format!("- {}: {}", s.name, s.description.trim()))
+        .map(|s| {
+            // One line each, so that the note can be read back (see `suggested_in`).
+            let description = s.description.split_whitespace().collect::<Vec<_>>();
+            format!("- {}: {}", s.name, description.join(" "))
+        })
         .collect();
     Some(format!(
         "{DISCOVERY_OPEN}Skills that may help with this; load one with the skill tool ({{\"name\": \"...\"}}) before starting:\n{}\n{DISCOVERY_CLOSE}",
@@ -102,7 +106,7 @@ pub fn suggested_in(text: &str) -> Vec<String> {
         let note = &rest[start + DISCOVERY_OPEN.len()..];
         let end = note.find(DISCOVERY_CLOSE).unwrap_or(note.len());
         names.extend(note[..end].lines().filter_map(|line| {
-            let (name, _) = line.strip_prefix("- ")?.split_once(':')?;
+            let (name, _) = line.strip_prefix("- ")?.split_once(": ")?;
             Some(name.trim().to_owned())
         }));
         rest = &note[end..];
@@ -172,7 +176,7 @@ mod tests {
             .unwrap()
             .0,
             tool_skills::parse_skill(
-                "---\nname: pdf\ndescription: \"Fill PDF forms: text, fields.\"\n---\nbody",
+                "---\nname: db:pdf\ndescription: \"Fill PDF forms: text.\\n- release: fields.\"\n---\nbody",
                 Path::new("/s/pdf"),
                 SkillSource::Project,
             )
@@ -184,7 +188,7 @@ mod tests {
         let text = format!("cut it\n\n{note}\n- not-a-skill: outside the note");
         let mut found = suggested_in(&text);
         found.sort();
-        assert_eq!(found, ["pdf", "release"]);
+        assert_eq!(found, ["db:pdf", "release"]);
         assert!(suggested_in("- release: no note here").is_empty());
     }
 

@@ -32,6 +32,26 @@ impl Slot {
     }
 }
 
+/// A schema that does not describe an object, as the `value` field of one. Its `$schema`
+/// (the draft) and its definitions move up to the wrapper's root, so that references such as
+/// `#/$defs/Item` resolve as they did.
+fn wrap(mut schema: Value) -> Value {
+    let mut wrapper = json!({
+        "type": "object",
+        "required": ["value"],
+        "additionalProperties": false,
+    });
+    if let (Some(inner), Some(outer)) = (schema.as_object_mut(), wrapper.as_object_mut()) {
+        for key in ["$schema", "$defs", "definitions"] {
+            if let Some(moved) = inner.remove(key) {
+                outer.insert(key.to_owned(), moved);
+            }
+        }
+    }
+    wrapper["properties"] = json!({ "value": schema });
+    wrapper
+}
+
 /// The `structured_output` tool for one schema.
 pub struct StructuredOutput {
     spec: ToolSpec,
@@ -45,16 +65,7 @@ impl StructuredOutput {
     /// for as the `value` field of one, since tool inputs are objects).
     pub fn new(schema: Value) -> Self {
         let wrapped = schema.get("type").and_then(Value::as_str) != Some("object");
-        let input_schema = if wrapped {
-            json!({
-                "type": "object",
-                "properties": {"value": schema},
-                "required": ["value"],
-                "additionalProperties": false,
-            })
-        } else {
-            schema
-        };
+        let input_schema = if wrapped { wrap(schema) } else { schema };
         let spec = ToolSpec::new(
             NAME,
             "Return your final answer as structured data. Call this exactly once, when the task \
@@ -130,4 +141,29 @@ pub fn load_schema(path: &std::path::Path) -> anyhow::Result<Value> {
     jsonschema::meta::validate(&schema)
         .map_err(|err| anyhow::anyhow!("{} is not a valid JSON Schema: {err}", path.display()))?;
     Ok(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapped_schema_keeps_its_definitions_and_references() {
+        let schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "array",
+            "items": {"$ref": "#/definitions/Item"},
+            "definitions": {"Item": {"type": "integer"}},
+        });
+        let tool = StructuredOutput::new(schema);
+        let input_schema = &tool.spec().input_schema;
+        assert_eq!(
+            input_schema["$schema"],
+            "http://json-schema.org/draft-07/schema#"
+        );
+        let validator = jsonschema::validator_for(input_schema).unwrap();
+        assert!(validator.is_valid(&json!({"value": [1, 2]})));
+        assert!(!validator.is_valid(&json!({"value": ["one"]})));
+        assert!(!validator.is_valid(&json!({"value": 1})));
+    }
 }

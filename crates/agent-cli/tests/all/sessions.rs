@@ -539,3 +539,47 @@ async fn a_failed_automatic_compaction_leaves_the_conversation_as_it_was() {
     assert_eq!(messages(&bodies[2]).len(), 3, "{}", outline(&bodies[2]));
     assert!(!bodies[2].to_string().contains("conversation-summary"));
 }
+
+/// A window the system prompt and tools nearly fill on their own: one compaction cannot bring
+/// the context under the threshold, so the turn says so and goes on without compacting before
+/// every later request.
+#[tokio::test]
+async fn a_compaction_that_cannot_help_is_not_repeated_within_the_turn() {
+    let project = Project::new();
+    std::fs::write(
+        project.home().join("settings.json"),
+        r#"{"contextWindow": 3000}"#,
+    )
+    .unwrap();
+    project.write("a.txt", "alpha\n");
+    let server = ScriptedServer::routed(
+        vec![
+            Turn::tool_use("toolu_1", "read_file", json!({"path": "a.txt"})).usage(usage(2_800)),
+            Turn::tool_use("toolu_2", "read_file", json!({"path": "a.txt"})).usage(usage(2_900)),
+            Turn::tool_use("toolu_3", "read_file", json!({"path": "a.txt"})).usage(usage(3_000)),
+            Turn::text("Read it three times.").usage(usage(3_100)),
+        ],
+        vec![(
+            Matcher::last_user("Your context is nearly full"),
+            vec![Turn::text("Goal: read a.txt.").usage(usage(3_500))],
+        )],
+    )
+    .await;
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["-p", "read a.txt three times"]))
+    .await;
+    assert_success(&output);
+    assert_eq!(stdout(&output).trim(), "Read it three times.");
+    let summaries = server
+        .bodies()
+        .iter()
+        .filter(|body| body.to_string().contains("Your context is nearly full"))
+        .count();
+    assert_eq!(summaries, 1, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("still past the threshold after compacting"),
+        "{}",
+        stderr(&output)
+    );
+}
