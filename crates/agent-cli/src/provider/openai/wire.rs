@@ -123,12 +123,45 @@ fn render_message(message: &Message, out: &mut Vec<Value>) {
                 // plain string that every compatible server takes.
                 let mut parts = vec![json!({"type": "text", "text": text})];
                 parts.extend(images);
-                out.push(json!({"role": "user", "content": parts}));
+                push_user(out, Value::Array(parts));
             } else if !text.is_empty() {
-                out.push(json!({"role": "user", "content": text}));
+                push_user(out, Value::String(text));
             }
         }
         Role::Assistant => out.push(render_assistant(message)),
+    }
+}
+
+/// Adds a user message, or joins it to the user message just before: servers with strict chat
+/// templates refuse two user messages in a row (a summary request after the user's prompt, a
+/// compaction's summary before a kept prompt).
+fn push_user(out: &mut Vec<Value>, content: Value) {
+    let previous = out
+        .last_mut()
+        .filter(|last| last["role"] == "user")
+        .map(|last| &mut last["content"]);
+    let Some(previous) = previous else {
+        out.push(json!({"role": "user", "content": content}));
+        return;
+    };
+    *previous = match (previous.take(), content) {
+        (Value::String(first), Value::String(second)) => {
+            Value::String(format!("{first}\n\n{second}"))
+        }
+        (first, second) => {
+            let mut parts = as_parts(first);
+            parts.extend(as_parts(second));
+            Value::Array(parts)
+        }
+    };
+}
+
+/// Message content as content parts.
+fn as_parts(content: Value) -> Vec<Value> {
+    match content {
+        Value::Array(parts) => parts,
+        Value::String(text) => vec![json!({"type": "text", "text": text})],
+        other => vec![other],
     }
 }
 
@@ -244,4 +277,33 @@ pub(crate) struct ChunkUsage {
 pub(crate) struct PromptTokensDetails {
     #[serde(default)]
     pub cached_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_messages_in_a_row_go_out_as_one() {
+        let mut out = Vec::new();
+        render_message(&Message::user_text("the summary"), &mut out);
+        render_message(&Message::user_text("fix the bug"), &mut out);
+        assert_eq!(
+            out,
+            [json!({"role": "user", "content": "the summary\n\nfix the bug"})]
+        );
+        render_message(
+            &Message {
+                role: Role::User,
+                content: vec![Block::Image {
+                    media_type: "image/png".into(),
+                    data: "iVBORw==".into(),
+                }],
+            },
+            &mut out,
+        );
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0]["content"][0]["text"], "the summary\n\nfix the bug");
+        assert_eq!(out[0]["content"][2]["type"], "image_url");
+    }
 }
