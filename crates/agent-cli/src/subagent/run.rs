@@ -67,15 +67,14 @@ impl Launcher {
         .with_system_prompt(system);
         agent.max_turns = self.max_turns;
         let observer = progress_observer(&kind.name, ctx);
-        let report = agent
-            .run_turn(prompt, ctx.cancellation(), &observer)
-            .await
-            .map_err(|err| {
-                ToolError::failed(format!("the {} sub-agent failed: {err:#}", kind.name))
-            })?;
+        let outcome = agent.run_turn(prompt, ctx.cancellation(), &observer).await;
+        // What it spent counts whether or not it finished.
         if let Some(hook) = &self.usage {
-            hook(agent.model(), report.usage);
+            hook(agent.model(), agent.session_usage().usage);
         }
+        let report = outcome.map_err(|err| {
+            ToolError::failed(format!("the {} sub-agent failed: {err:#}", kind.name))
+        })?;
         answer(kind, &report, &path)
     }
 

@@ -230,3 +230,69 @@ async fn a_type_with_every_tool_gets_none_that_acts_for_the_session() {
     }
     assert!(offered.iter().any(|n| n == "write_file"), "{offered:?}");
 }
+
+/// Answers the first request with a call, then fails.
+struct FailsSecond {
+    requests: Mutex<usize>,
+}
+
+impl Provider for FailsSecond {
+    fn stream<'a>(
+        &'a self,
+        _request: &'a ModelRequest,
+        _cancel: &'a CancellationToken,
+    ) -> EventStream<'a> {
+        let mut requests = self.requests.lock().unwrap();
+        *requests += 1;
+        if *requests == 1 {
+            reply(vec![tool_use("g1", "glob", json!({"pattern": "*"}))], 10, 2).into_events()
+        } else {
+            futures::StreamExt::boxed(futures::stream::iter([Err(
+                crate::provider::ProviderError::Stream("the connection dropped".into()),
+            )]))
+        }
+    }
+}
+
+/// What a sub-agent spent before it failed still reaches the session's total.
+#[tokio::test]
+async fn a_failed_sub_agent_still_reports_what_it_spent() {
+    let project = tempfile::tempdir().unwrap();
+    let session_dir = tempfile::tempdir().unwrap();
+    let runtime = runtime(project.path(), session_dir.path());
+    let spent = Arc::new(Mutex::new(Usage::default()));
+    let hook = {
+        let spent = Arc::clone(&spent);
+        Arc::new(move |_model: &str, usage: Usage| *spent.lock().unwrap() += usage)
+    };
+    let provider = Arc::new(FailsSecond {
+        requests: Mutex::new(0),
+    });
+    install(
+        &runtime,
+        AgentTypes::default(),
+        provider,
+        "m".into(),
+        Some(hook),
+    )
+    .unwrap();
+
+    let call = ToolCall::new(
+        "toolu_f",
+        AGENT_TOOL,
+        json!({"description": "d", "prompt": "list the files"}),
+    );
+    let result = runtime
+        .executor
+        .execute(call, CancellationToken::new(), None)
+        .await;
+
+    assert!(result.is_error, "{result:?}");
+    assert!(
+        result.text().contains("the connection dropped"),
+        "{}",
+        result.text()
+    );
+    let usage = *spent.lock().unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (10, 2));
+}
