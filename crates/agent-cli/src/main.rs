@@ -306,8 +306,28 @@ impl Context {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // First, before any thread starts: this executable is also the shell sandbox's launcher.
+    tool_builtins::run_if_launcher();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: could not start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async_main())
+}
+
+async fn async_main() -> ExitCode {
+    // The provider's key is the agent's, never a tool's: no shell command, hook or MCP server
+    // this process starts sees it.
+    for name in [
+        agent_cli::provider::ANTHROPIC_API_KEY,
+        agent_cli::provider::OPENAI_API_KEY,
+    ] {
+        tool_core::child_env::withhold(name);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Trust { dir }) => trust_command(dir),
@@ -375,7 +395,7 @@ fn doctor_command() -> anyhow::Result<ExitCode> {
         }
     }
     let resolved = trust::resolve(&paths, &cwd, false)?;
-    let sandbox = resolved.settings.sandbox.unwrap_or_default();
+    let sandbox = resolved.settings.sandbox.mode.unwrap_or_default();
     println!("shell sandbox mode: {sandbox}");
     Ok(ExitCode::SUCCESS)
 }
@@ -616,7 +636,7 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
     let sandbox = args
         .tools
         .sandbox
-        .or(ctx.settings.sandbox)
+        .or(ctx.settings.sandbox.mode)
         .unwrap_or_default();
     if let Some(warning) = tool_builtins::sandbox_warning(sandbox) {
         eprintln!("warning: {warning}");

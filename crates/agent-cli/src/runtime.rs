@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tool_builtins::{Builtins, SandboxMode};
+use tool_builtins::{Builtins, ReadDenies, SandboxMode, ShellConfig};
 use tool_core::{
     CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook, PreToolHook,
     Prompter, Session, Tool, ToolRegistry,
@@ -177,8 +177,10 @@ impl ToolRuntime {
         }
         let permissions = Arc::new(permissions);
         let registry = Arc::new(ToolRegistry::new());
-        let sandbox = options.sandbox.or(settings.sandbox).unwrap_or_default();
-        let mut builtins = Builtins::new().cwd(cwd).sandbox(sandbox);
+        let mut builtins = Builtins::new()
+            .cwd(cwd)
+            .shell_config(shell_config(settings, options))
+            .deny_reads(read_denies(&rules));
         for root in &options.extra_roots {
             builtins = builtins.allowed_root(root);
         }
@@ -336,6 +338,33 @@ fn command_hook(setting: &crate::settings::HookSetting) -> anyhow::Result<Comman
 }
 
 /// The settings' rules with the command line's `--allow` and `--deny` added.
+/// How the shell runs commands: the sandbox of approved commands from the flag and settings,
+/// this executable as the sandbox launcher, and the environment commands see.
+fn shell_config(settings: &Settings, options: &ToolOptions) -> ShellConfig {
+    let sandbox = options
+        .sandbox
+        .or(settings.sandbox.mode)
+        .unwrap_or_default();
+    ShellConfig {
+        sandbox,
+        network: settings.sandbox.network.unwrap_or_default(),
+        launcher: std::env::current_exe().ok(),
+        environment: settings.shell_environment.clone(),
+        ..ShellConfig::default()
+    }
+}
+
+/// What read deny rules name (`read_file(.env)`), which every tool that reads must respect.
+pub fn read_denies(rules: &PermissionRules) -> ReadDenies {
+    ReadDenies::new(
+        rules
+            .deny
+            .iter()
+            .filter(|rule| matches!(rule.tool_name(), "read_file" | "Read"))
+            .filter_map(|rule| rule.content().map(str::to_owned)),
+    )
+}
+
 fn rules(settings: &Settings, options: &ToolOptions) -> anyhow::Result<PermissionRules> {
     let mut rules = settings.rules();
     let flag_rules = PermissionRules::parse(

@@ -10,7 +10,8 @@
 //!   "prices": {"my-local-model": {"input": 0, "output": 0}},
 //!   "hooks": {"preToolUse": [{"matcher": "shell", "command": "./check.sh"}], "postToolUse": []},
 //!   "mcpServers": {"memory": {"command": "npx", "args": ["@modelcontextprotocol/server-memory"]}},
-//!   "sandbox": "workspace-write"
+//!   "sandbox": {"mode": "workspace-write", "network": "allow"},
+//!   "shellEnvironment": {"include": ["GITHUB_TOKEN"], "exclude": ["AWS_*"]}
 //! }
 //! ```
 
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tool_builtins::SandboxMode;
+use tool_builtins::{NetworkPolicy, SandboxMode, ShellEnvironment};
 use tool_core::{PermissionMode, PermissionRule, PermissionRules};
 
 /// The permission part of the settings.
@@ -107,9 +108,70 @@ pub struct Settings {
     /// MCP servers, in the `.mcp.json` format.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, Value>,
-    /// Where the shell's commands may write: `read-only`, `workspace-write` (the default) or `off`.
+    /// The sandbox of approved shell commands: a mode (`read-only`, `workspace-write`, the
+    /// default, or `off`), or `{"mode": ..., "network": "allow" | "deny"}`.
+    #[serde(default, skip_serializing_if = "SandboxSettings::is_empty")]
+    pub sandbox: SandboxSettings,
+    /// Which environment variables shell commands see besides the default (names that look
+    /// like secrets are removed).
+    #[serde(default, skip_serializing_if = "is_default_environment")]
+    pub shell_environment: ShellEnvironment,
+}
+
+fn is_default_environment(environment: &ShellEnvironment) -> bool {
+    *environment == ShellEnvironment::default()
+}
+
+/// The `sandbox` setting: a mode, or a table with the mode and the network rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "SandboxText", deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// Where approved commands may write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<SandboxMode>,
+    pub mode: Option<SandboxMode>,
+    /// Whether approved commands may use the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkPolicy>,
+}
+
+impl SandboxSettings {
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// `self` overridden by what `other` sets.
+    #[must_use]
+    pub fn merged(self, other: Self) -> Self {
+        Self {
+            mode: other.mode.or(self.mode),
+            network: other.network.or(self.network),
+        }
+    }
+}
+
+/// How the `sandbox` setting may be written.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SandboxText {
+    Mode(SandboxMode),
+    Table {
+        #[serde(default)]
+        mode: Option<SandboxMode>,
+        #[serde(default)]
+        network: Option<NetworkPolicy>,
+    },
+}
+
+impl From<SandboxText> for SandboxSettings {
+    fn from(text: SandboxText) -> Self {
+        match text {
+            SandboxText::Mode(mode) => Self {
+                mode: Some(mode),
+                network: None,
+            },
+            SandboxText::Table { mode, network } => Self { mode, network },
+        }
+    }
 }
 
 impl Settings {
@@ -149,7 +211,13 @@ impl Settings {
         self.hooks.pre_tool_use.extend(other.hooks.pre_tool_use);
         self.hooks.post_tool_use.extend(other.hooks.post_tool_use);
         self.mcp_servers.extend(other.mcp_servers);
-        self.sandbox = other.sandbox.or(self.sandbox);
+        self.sandbox = self.sandbox.merged(other.sandbox);
+        self.shell_environment
+            .include
+            .extend(other.shell_environment.include);
+        self.shell_environment
+            .exclude
+            .extend(other.shell_environment.exclude);
         self
     }
 

@@ -146,7 +146,7 @@ impl ProjectFiles {
             }
         }
         out.extend(settings.base_url.clone().map(Widening::BaseUrl));
-        if settings.sandbox == Some(SandboxMode::Off) {
+        if settings.sandbox.mode == Some(SandboxMode::Off) {
             out.push(Widening::SandboxOff);
         }
         out.extend(
@@ -195,9 +195,18 @@ impl ProjectFiles {
         settings.base_url = settings
             .base_url
             .filter(|url| ok(Widening::BaseUrl(url.clone())));
-        settings.sandbox = settings
+        settings.sandbox.mode = settings
             .sandbox
+            .mode
             .filter(|mode| *mode != SandboxMode::Off || ok(Widening::SandboxOff));
+        // The network rule and the environment may only narrow: `allow` is the default, so a
+        // project's `allow` could only undo the user's `deny`, and an `include` would hand its
+        // commands the user's secrets.
+        settings.sandbox.network = settings
+            .sandbox
+            .network
+            .filter(|network| *network == tool_builtins::NetworkPolicy::Deny);
+        settings.shell_environment.include.clear();
         settings
     }
 }

@@ -73,10 +73,12 @@ impl TypedTool for Glob {
     async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let roots = self.workspace.read_roots(ctx);
         let root = search_root(&roots, input.path.as_deref())?;
+        let denied = self.workspace.denied(&roots);
         let glob = PathGlob::new(&input.pattern, "pattern")?;
         let limit = input.limit.unwrap_or(DEFAULT_GLOB_LIMIT).max(1);
         let found = walk_files(
             root,
+            denied,
             ctx,
             || (),
             move |(), root, entry| {

@@ -114,10 +114,12 @@ impl TypedTool for Grep {
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let roots = self.workspace.read_roots(ctx);
         let root = search_root(&roots, input.path.as_deref())?;
+        let denied = self.workspace.denied(&roots);
         let search = FileSearch::new(&input)?;
         let context = search.context;
         let mut results = walk_files(
             root,
+            denied,
             ctx,
             move || searcher(context),
             move |searcher, root, entry| search.file(searcher, root, entry),

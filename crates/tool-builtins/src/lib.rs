@@ -35,6 +35,7 @@
 //! ```
 
 mod atomic;
+mod denies;
 mod diff;
 mod edit_file;
 mod file_state;
@@ -58,6 +59,7 @@ use std::sync::Arc;
 use tool_core::{CoreError, Tool, ToolRegistry, Typed};
 
 pub use atomic::write_atomic;
+pub use denies::ReadDenies;
 use edit_file::EditFile;
 use file_state::FileState;
 use glob::Glob;
@@ -65,8 +67,9 @@ use grep::Grep;
 use plan_mode::{EnterPlanMode, ExitPlanMode, PlanState};
 use read_file::ReadFile;
 pub use shell::{
-    CappedBuffer, Landlock, ParseSandboxModeError, SandboxMode, SandboxSupport, Shell, ShellConfig,
-    ShellInput, is_read_only_command, sandbox_support, sandbox_warning,
+    CappedBuffer, LAUNCH_FLAG, Landlock, NetworkPolicy, ParseSandboxModeError, SECRET_PATTERNS,
+    SandboxMode, SandboxSupport, Shell, ShellConfig, ShellEnvironment, ShellInput,
+    is_read_only_command, run_if_launcher, sandbox_support, sandbox_warning,
 };
 pub use text::MAX_OUTPUT_CHARS;
 use todo::TodoWrite;
@@ -135,6 +138,14 @@ impl Builtins {
     #[must_use]
     pub fn sandbox(mut self, mode: SandboxMode) -> Self {
         self.shell.sandbox = mode;
+        self
+    }
+
+    /// Keeps what `denies` names from every tool that reads: read_file, grep's and glob's walks,
+    /// and shell commands (hidden by the sandbox, or asked about where it cannot hide them).
+    #[must_use]
+    pub fn deny_reads(mut self, denies: ReadDenies) -> Self {
+        self.workspace.denies = Arc::new(denies);
         self
     }
 

@@ -44,6 +44,8 @@
 
 mod config;
 mod confine;
+mod environment;
+mod launcher;
 mod lex;
 mod programs;
 mod run;
@@ -59,14 +61,18 @@ use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
+use crate::roots::AllowedRoots;
 use crate::workspace::Workspace;
 
 pub use config::ShellConfig;
 pub use confine::Landlock;
+pub use environment::{SECRET_PATTERNS, ShellEnvironment};
+pub use launcher::{LAUNCH_FLAG, run_if_launcher};
 pub use run::CappedBuffer;
 pub use safety::is_read_only_command;
 pub use sandbox::{
-    ParseSandboxModeError, SandboxMode, SandboxSupport, sandbox_support, sandbox_warning,
+    NetworkPolicy, ParseSandboxModeError, SandboxMode, SandboxSupport, sandbox_support,
+    sandbox_warning,
 };
 
 /// The shell tool.
@@ -128,21 +134,29 @@ impl TypedTool for Shell {
     }
 
     async fn check_permissions(&self, input: &ShellInput, ctx: &ToolContext) -> PermissionCheck {
-        // The sandbox does not change this decision; see the module doc for why.
+        // The parser decides when to ask; the sandbox enforces (see the module doc).
         let command = input.command.trim();
+        let roots = self.workspace.roots(ctx);
         if !is_read_only_command(command) {
             return PermissionCheck::Ask {
                 reason: format!("shell wants to run `{command}`"),
             };
         }
-        if safety::reaches_outside(command, &self.workspace.roots(ctx)) {
+        if safety::reaches_outside(command, &roots) {
             return PermissionCheck::Ask {
                 reason: format!(
                     "shell wants to run `{command}`, which reads outside the allowed directories"
                 ),
             };
         }
-        PermissionCheck::Allow
+        match self.unasked_policy(&roots) {
+            Ok(_) => PermissionCheck::Allow,
+            Err(why) => PermissionCheck::Ask {
+                reason: format!(
+                    "shell wants to run `{command}`; it only reads, but commands run without asking only in the read-only sandbox, which cannot be built here ({why})"
+                ),
+            },
+        }
     }
 
     fn prompt(&self) -> Option<String> {
@@ -165,7 +179,20 @@ impl TypedTool for Shell {
     async fn call(&self, input: ShellInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let roots = self.workspace.roots(ctx);
         let cwd = roots.cwd().to_path_buf();
-        let sandbox = sandbox::Policy::new(self.config.sandbox, roots.roots());
+        let command = input.command.trim();
+        let unasked = is_read_only_command(command) && !safety::reaches_outside(command, &roots);
+        let sandbox = match unasked.then(|| self.unasked_policy(&roots)) {
+            Some(Ok(policy)) => Some(policy),
+            _ => self.approved_policy(&roots),
+        };
+        let unhidden = sandbox
+            .as_ref()
+            .is_none_or(|policy| !policy.hides_denied_paths());
+        if unhidden && self.names_denied(command, &roots) {
+            return Err(ToolError::failed(
+                "the command names a path a read deny rule keeps from the tools, and the sandbox cannot hide it here; read something else",
+            ));
+        }
         let timeout = input
             .timeout_ms
             .map_or(self.config.default_timeout, Duration::from_millis)
@@ -175,11 +202,39 @@ impl TypedTool for Shell {
             &input.command,
             &cwd,
             timeout,
-            sandbox.clone(),
+            sandbox.as_ref(),
             ctx,
         )
         .await?;
         Ok(run.into_output(timeout, sandbox.as_ref()))
+    }
+}
+
+impl Shell {
+    /// The read-only sandbox for a command that runs without asking, or why it cannot be built.
+    fn unasked_policy(&self, roots: &AllowedRoots) -> Result<sandbox::Policy, String> {
+        let hidden = self.workspace.denies.existing(roots.cwd())?;
+        sandbox::Policy::unasked(&self.config, roots.roots(), hidden)
+    }
+
+    /// The sandbox for an approved command; `None` when commands run unconfined.
+    fn approved_policy(&self, roots: &AllowedRoots) -> Option<sandbox::Policy> {
+        let hidden = self
+            .workspace
+            .denies
+            .existing(roots.cwd())
+            .unwrap_or_default();
+        sandbox::Policy::approved(&self.config, roots.roots(), hidden)
+    }
+
+    /// Whether the command may read a path a read deny rule names, when no sandbox hides them.
+    fn names_denied(&self, command: &str, roots: &AllowedRoots) -> bool {
+        let denies = &self.workspace.denies;
+        if denies.is_empty() {
+            return false;
+        }
+        let existing = denies.existing(roots.cwd()).unwrap_or_default();
+        safety::names_denied(command, roots, denies, &existing)
     }
 }
 

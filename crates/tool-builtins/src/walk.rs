@@ -1,12 +1,13 @@
 //! The gitignore-aware walk and the glob matching shared by glob and grep.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, WalkBuilder, WalkParallel, WalkState};
 use tool_core::{ToolContext, ToolError};
 
+use crate::denies::ReadDenies;
 use crate::offload::blocking;
 use crate::roots::AllowedRoots;
 
@@ -16,6 +17,7 @@ use crate::roots::AllowedRoots;
 /// and a cancelled call is answered with [`ToolError::Cancelled`].
 pub(crate) async fn walk_files<S, T>(
     root: PathBuf,
+    denied: Denied,
     ctx: &ToolContext,
     state: impl Fn() -> S + Send + Sync + 'static,
     visit: impl Fn(&mut S, &Path, DirEntry) -> Option<T> + Send + Sync + 'static,
@@ -27,7 +29,7 @@ where
     let cancel = ctx.cancellation().clone();
     let found = blocking(move || {
         let found = Mutex::new(Vec::new());
-        walker(&root).run(|| {
+        walker(&root, denied).run(|| {
             let (found, visit, root, cancel) = (&found, &visit, &root, &cancel);
             let mut state = state();
             Box::new(move |entry| {
@@ -52,15 +54,25 @@ where
     Ok(found)
 }
 
+/// What a walk must leave out: the paths read deny rules name, relative to a working directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Denied {
+    pub(crate) denies: Arc<ReadDenies>,
+    pub(crate) cwd: PathBuf,
+}
+
 /// A parallel walk of `root` that respects `.gitignore`, `.ignore` and the global git excludes
-/// (inside a git repository or not), includes hidden files, and never enters `.git`.
-fn walker(root: &Path) -> WalkParallel {
+/// (inside a git repository or not), includes hidden files, and never enters `.git` or a path
+/// a read deny rule names.
+fn walker(root: &Path, denied: Denied) -> WalkParallel {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
     WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         .threads(threads)
-        .filter_entry(|entry| entry.file_name() != ".git")
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git" && !denied.denies.denies(entry.path(), &denied.cwd)
+        })
         .build_parallel()
 }
 

@@ -8,8 +8,10 @@ use std::time::SystemTime;
 use tool_core::{PermissionCheck, ToolContext, ToolError};
 
 use crate::atomic::write_atomic;
+use crate::denies::ReadDenies;
 use crate::file_state::{FileSnapshot, FileState};
 use crate::roots::AllowedRoots;
+use crate::walk::Denied;
 use crate::walk::search_root;
 
 /// The working directory (the session's unless configured) and the extra allowed roots.
@@ -17,6 +19,8 @@ use crate::walk::search_root;
 pub(crate) struct Workspace {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) extra_roots: Vec<PathBuf>,
+    /// What read deny rules keep from every tool that reads.
+    pub(crate) denies: Arc<ReadDenies>,
 }
 
 impl Workspace {
@@ -36,9 +40,26 @@ impl Workspace {
             .with_root(&ctx.session().dir().join(tool_core::RESULTS_DIR))
     }
 
-    /// Allows a read of `path` when it lies inside the roots a call may read.
+    /// Allows a read of `path` when it lies inside the roots a call may read and no read deny
+    /// rule names it.
     pub(crate) fn check_read(&self, ctx: &ToolContext, path: &str) -> PermissionCheck {
-        allow_unless_refused(self.read_roots(ctx).resolve(path), PermissionCheck::Allow)
+        let roots = self.read_roots(ctx);
+        match roots.resolve(path) {
+            Ok(resolved) if self.denies.denies(&resolved, roots.cwd()) => PermissionCheck::Deny {
+                reason: format!(
+                    "{path} is kept from the tools by a read deny rule; do not try to read it another way"
+                ),
+            },
+            checked => allow_unless_refused(checked, PermissionCheck::Allow),
+        }
+    }
+
+    /// What a walk under `roots` must leave out.
+    pub(crate) fn denied(&self, roots: &AllowedRoots) -> Denied {
+        Denied {
+            denies: Arc::clone(&self.denies),
+            cwd: roots.cwd().to_path_buf(),
+        }
     }
 
     /// `allowed` when `path` lies inside the allowed roots; a denial that says why otherwise.
@@ -54,8 +75,16 @@ impl Workspace {
     /// Allows a search of `path` (the working directory when `None`) when it lies inside the
     /// allowed roots and exists.
     pub(crate) fn check_search(&self, ctx: &ToolContext, path: Option<&str>) -> PermissionCheck {
-        let root = search_root(&self.read_roots(ctx), path);
-        allow_unless_refused(root, PermissionCheck::Allow)
+        let roots = self.read_roots(ctx);
+        match search_root(&roots, path) {
+            Ok(root) if self.denies.denies(&root, roots.cwd()) => PermissionCheck::Deny {
+                reason: format!(
+                    "{} is kept from the tools by a read deny rule; search elsewhere",
+                    path.unwrap_or(".")
+                ),
+            },
+            root => allow_unless_refused(root, PermissionCheck::Allow),
+        }
     }
 }
 

@@ -168,7 +168,9 @@ impl CommandHook {
     }
 
     async fn run(&self, payload: Value) -> HookRun {
-        let mut child = match tokio::process::Command::new("sh")
+        let mut process = tokio::process::Command::new("sh");
+        crate::child_env::scrub(&mut process);
+        let mut child = match process
             .arg("-c")
             .arg(&self.command)
             .stdin(Stdio::piped())

@@ -58,6 +58,7 @@
 mod batch;
 mod budget;
 mod call;
+pub mod child_env;
 mod context;
 mod error;
 mod executor;

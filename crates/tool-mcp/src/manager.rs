@@ -335,6 +335,7 @@ fn spawn_stdio(
     env: &BTreeMap<String, String>,
 ) -> Result<TokioChildProcess, McpError> {
     let mut cmd = tokio::process::Command::new(command);
+    tool_core::child_env::scrub(&mut cmd);
     cmd.args(args).envs(env);
     let (transport, stderr) = TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::piped())

@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 #[cfg(target_os = "linux")]
 use landlock::{
-    ABI, Access, AccessFs, LandlockStatus, RestrictSelf, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, LandlockStatus, RestrictSelf, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
+
+use super::launcher::Plan;
 
 /// Whether the kernel offers Landlock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,23 +91,119 @@ fn abi_number(abi: ABI) -> u32 {
 
 #[cfg(target_os = "linux")]
 /// Restricts the calling thread (and what it spawns): reading everywhere, writing only to the
-/// devices and under `writable`.
+/// devices and under `writable`. The fallback when no launcher is configured.
 pub(crate) fn restrict_current_thread(writable: &[PathBuf]) -> Result<(), String> {
+    let plan = Plan {
+        write: writable.to_vec(),
+        network: true,
+        ..Plan::default()
+    };
+    restrict_process(&plan)
+}
+
+#[cfg(target_os = "linux")]
+/// Restricts the calling process (the launcher, before it executes the command) as `plan` says:
+/// reads, executions and writes only where it lists them, TCP refused when the plan allows no
+/// network and no network namespace was made, and no signals or abstract UNIX sockets reaching
+/// outside the sandbox where the kernel offers those scopes (ABI 6).
+pub(crate) fn restrict_process(plan: &Plan) -> Result<(), String> {
     let all = AccessFs::from_all(TARGET_ABI);
-    let status = Ruleset::default()
+    let read = AccessFs::ReadFile | AccessFs::ReadDir;
+    let read_and_exec = if plan.exec.is_some() {
+        read
+    } else {
+        read | AccessFs::Execute
+    };
+    let everywhere = [PathBuf::from("/")];
+    let mut ruleset = Ruleset::default()
         .handle_access(all)
-        .and_then(|ruleset| ruleset.create())
-        .and_then(|ruleset| {
-            ruleset.add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))
+        .map_err(landlock_failed)?;
+    let tcp_only = !plan.network && !(plan.namespaces);
+    if tcp_only {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .map_err(landlock_failed)?;
+    }
+    let ruleset = ruleset
+        .scope(Scope::from_all(ABI::V6))
+        .map_err(landlock_failed)?
+        .create()
+        .map_err(landlock_failed)?;
+    let readable = plan.read.as_deref().unwrap_or(&everywhere);
+    let status = ruleset
+        .add_rules(path_beneath_rules(readable, read_and_exec))
+        .and_then(|r| {
+            r.add_rules(path_beneath_rules(
+                plan.exec.as_deref().unwrap_or_default(),
+                AccessFs::Execute | AccessFs::ReadFile | AccessFs::ReadDir,
+            ))
         })
-        .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(DEVICES, all)))
-        .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(writable, all)))
-        .and_then(|ruleset| ruleset.restrict_self())
-        .map_err(|err| format!("setting up the Landlock rules failed: {err}"))?;
+        .and_then(|r| r.add_rules(path_beneath_rules(DEVICES, all)))
+        .and_then(|r| r.add_rules(path_beneath_rules(&plan.write, all)))
+        .and_then(|r| r.restrict_self())
+        .map_err(landlock_failed)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err("the kernel did not enforce the Landlock rules".to_owned());
     }
     Ok(())
+}
+
+#[cfg(target_os = "linux")]
+/// One more layer on the calling process: it may execute only `allowed` (files or folders).
+pub(crate) fn restrict_exec(allowed: &[PathBuf]) -> Result<(), String> {
+    let status = Ruleset::default()
+        .handle_access(AccessFs::Execute)
+        .and_then(Ruleset::create)
+        .and_then(|r| r.add_rules(path_beneath_rules(allowed, AccessFs::Execute)))
+        .and_then(|r| r.restrict_self())
+        .map_err(landlock_failed)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err("the kernel did not enforce the Landlock rules".to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn landlock_failed(err: landlock::RulesetError) -> String {
+    format!("setting up the Landlock rules failed: {err}")
+}
+
+/// The dynamic loaders a program may need to start (the kernel opens them for execution).
+pub(crate) fn loaders() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in [
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/usr/lib",
+        "/usr/lib64",
+        "/usr/lib32",
+    ] {
+        let dirs = std::iter::once(PathBuf::from(dir)).chain(
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| path.to_string_lossy().contains("-linux-")),
+        );
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with("ld-linux")
+                    || name.starts_with("ld-musl")
+                    || name.starts_with("ld64.so")
+                {
+                    found.push(entry.path());
+                }
+            }
+        }
+    }
+    found
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -115,5 +213,15 @@ pub(crate) fn probe() -> Landlock {
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn restrict_current_thread(_: &[PathBuf]) -> Result<(), String> {
+    Err("Landlock is Linux only".to_owned())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn restrict_process(_: &Plan) -> Result<(), String> {
+    Err("Landlock is Linux only".to_owned())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn restrict_exec(_: &[PathBuf]) -> Result<(), String> {
     Err("Landlock is Linux only".to_owned())
 }

@@ -101,6 +101,11 @@ const PROGRAMS: &[(&str, Args)] = &[
 
 const FD_DENY: &[&str] = &["-x", "--exec", "-X", "--exec-batch"];
 
+/// The names of the programs known to only read (each may still be refused some options).
+pub(crate) fn known_programs() -> impl Iterator<Item = &'static str> {
+    PROGRAMS.iter().map(|(name, _)| *name)
+}
+
 /// Whether `program` with `args` only reads.
 pub(crate) fn program_is_safe(program: &str, args: &[Word]) -> bool {
     let Some((_, rule)) = PROGRAMS.iter().find(|(name, _)| *name == program) else {

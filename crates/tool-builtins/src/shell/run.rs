@@ -2,7 +2,7 @@
 //! capped while it is read, and the result text the model sees.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use tool_core::{ToolContext, ToolError, ToolOutput};
 
 use super::config::ShellConfig;
+use super::launcher::{SETUP_FAILED, SETUP_FAILED_PREFIX};
 use super::sandbox::{self, Policy, SpawnError};
 use crate::text::cap_output;
 
@@ -96,11 +97,19 @@ impl Run {
     }
 
     /// Whether the output carries the error a Landlock refusal gives (`EACCES`, or `EPERM` for
-    /// some operations).
+    /// some operations), or that of a connection the network namespace refused.
     fn mentions_refusal(&self) -> bool {
-        [&self.stdout, &self.stderr].iter().any(|text| {
-            text.contains("Permission denied") || text.contains("Operation not permitted")
-        })
+        const REFUSALS: &[&str] = &[
+            "Permission denied",
+            "Operation not permitted",
+            "Network is unreachable",
+            "Could not resolve host",
+            "Temporary failure in name resolution",
+            "cannot run",
+        ];
+        [&self.stdout, &self.stderr]
+            .iter()
+            .any(|text| REFUSALS.iter().any(|refusal| text.contains(refusal)))
     }
 }
 
@@ -131,7 +140,7 @@ pub(crate) async fn run(
     command: &str,
     cwd: &Path,
     timeout: Duration,
-    sandbox: Option<Policy>,
+    sandbox: Option<&Policy>,
     ctx: &ToolContext,
 ) -> Result<Run, ToolError> {
     let mut child = start(config, command, cwd, sandbox).await?;
@@ -168,30 +177,41 @@ pub(crate) async fn run(
     let text = |buffer: &Arc<Mutex<CappedBuffer>>| {
         buffer.lock().unwrap_or_else(|e| e.into_inner()).render()
     };
+    let stderr_text = text(&stderr);
+    if sandbox.is_some_and(|policy| policy.is_launched())
+        && let Ending::Exited(status) = &ending
+        && status.code() == Some(SETUP_FAILED)
+        && let Some(why) = stderr_text.strip_prefix(SETUP_FAILED_PREFIX)
+    {
+        return Err(sandbox_failed(why.trim()));
+    }
     Ok(Run {
         ending,
         stdout: text(&stdout),
-        stderr: text(&stderr),
+        stderr: stderr_text,
         lingering,
     })
 }
 
-/// Starts the shell in its own process group with piped output.
+/// Starts the shell in its own process group with piped output, through the sandbox when
+/// there is one, with the environment the configuration lets commands see.
 async fn start(
     config: &ShellConfig,
     command: &str,
     cwd: &Path,
-    sandbox: Option<Policy>,
+    sandbox: Option<&Policy>,
 ) -> Result<Child, ToolError> {
-    let program = config
-        .program
-        .clone()
-        .or_else(|| std::env::var_os("SHELL").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("/bin/sh"));
-    let mut process = tokio::process::Command::new(&program);
+    let program = config.shell_program();
+    let mut process = match sandbox {
+        Some(policy) => policy.command(&program, command),
+        None => {
+            let mut process = tokio::process::Command::new(&program);
+            process.arg("-c").arg(command);
+            process
+        }
+    };
+    config.environment.apply(&mut process);
     process
-        .arg("-c")
-        .arg(command)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -207,10 +227,14 @@ async fn start(
             "could not start the shell {}: {err}; the command did not run",
             program.display()
         )),
-        SpawnError::Sandbox(why) => ToolError::failed(format!(
-            "the shell sandbox could not be set up ({why}); the command did not run. Ask the user to check `agent-cli doctor` or to turn the sandbox off"
-        )),
+        SpawnError::Sandbox(why) => sandbox_failed(&why),
     })
+}
+
+fn sandbox_failed(why: &str) -> ToolError {
+    ToolError::failed(format!(
+        "the shell sandbox could not be set up ({why}); the command did not run. Ask the user to check `agent-cli doctor` or to turn the sandbox off"
+    ))
 }
 
 /// After the shell ended: on a timeout, kills the group and waits for the readers; on an exit,

@@ -3,6 +3,7 @@
 
 use super::lex::{Control, Redirect, Token, Word, tokenize};
 use super::programs::program_is_safe;
+use crate::denies::ReadDenies;
 use crate::roots::AllowedRoots;
 
 /// Whether any word of a read-only command names a path outside the allowed roots (absolute,
@@ -18,6 +19,31 @@ pub(crate) fn reaches_outside(command: &str, roots: &AllowedRoots) -> bool {
             path.starts_with('~') || (path != "/dev/null" && roots.resolve(path).is_err())
         }),
         Token::Control(_) | Token::Redirect(_) => false,
+    })
+}
+
+/// Whether a command may read a path a read deny rule names: a word that resolves to a denied
+/// path or to a folder holding one, or a word the shell expands (a glob could reach one). A
+/// command that does not tokenize counts as naming one.
+pub(crate) fn names_denied(
+    command: &str,
+    roots: &AllowedRoots,
+    denies: &ReadDenies,
+    existing: &[std::path::PathBuf],
+) -> bool {
+    let Ok(tokens) = tokenize(command) else {
+        return true;
+    };
+    tokens.iter().any(|token| match token {
+        Token::Word(word) if word.expands => true,
+        Token::Word(word) => path_candidates(&word.text).any(|path| {
+            let Ok(resolved) = roots.resolve(path) else {
+                return false;
+            };
+            denies.denies(&resolved, roots.cwd())
+                || existing.iter().any(|denied| denied.starts_with(&resolved))
+        }),
+        Token::Redirect(_) | Token::Control(_) => false,
     })
 }
 

@@ -8,13 +8,15 @@
 //! thread: no other thread of the process is affected.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::config::ShellConfig;
 use super::confine::{self, Landlock};
+use super::launcher::{LAUNCH_FLAG, Plan};
 
 /// Where the shell's commands may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -141,78 +143,422 @@ fn user_namespaces() -> Option<bool> {
     Some(max > 0 && debian_switch != 0 && apparmor == 0)
 }
 
-/// The sandbox for one command: its mode and the directories it may write.
+/// Whether approved commands may use the network (`sandbox.network` in the agent's settings).
+/// Commands that run without asking never may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkPolicy {
+    /// Approved commands may connect anywhere the user may.
+    #[default]
+    Allow,
+    /// Approved commands run in a network namespace with nothing in it.
+    Deny,
+}
+
+/// System folders every sandboxed command may read: programs, libraries, configuration, and
+/// the kernel's views of processes and devices.
+const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix/store",
+    "/proc",
+    "/sys",
+];
+
+/// Which sandbox a command runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tier {
+    /// A command the read-only rule let run without asking: it reads only the roots and the
+    /// system, writes nothing, uses no network and executes only the known read-only programs.
+    Unasked,
+    /// A command the user (or a rule) approved: confined by the configured [`SandboxMode`].
+    Approved(SandboxMode),
+}
+
+/// The sandbox for one command.
 #[derive(Debug, Clone)]
 pub(crate) struct Policy {
-    pub(crate) mode: SandboxMode,
-    pub(crate) writable: Vec<PathBuf>,
+    pub(crate) tier: Tier,
+    plan: Plan,
+    launcher: Option<PathBuf>,
+    /// The git guard: the folder put first on `PATH` and the real git.
+    git: Option<(PathBuf, PathBuf)>,
 }
 
 impl Policy {
-    /// The policy for `mode` with the session's `roots`; `None` when the mode is off or the
-    /// machine cannot enforce it.
-    pub(crate) fn new(mode: SandboxMode, roots: &[PathBuf]) -> Option<Self> {
+    /// The read-only sandbox of commands that run without asking, or why it cannot be built
+    /// here (then such commands ask).
+    pub(crate) fn unasked(
+        config: &ShellConfig,
+        roots: &[PathBuf],
+        hidden: Vec<PathBuf>,
+    ) -> Result<Self, String> {
+        let launcher = unasked_launcher(config)?;
+        let shell = resolve_program(&config.shell_program().to_string_lossy(), roots)
+            .ok_or("the shell program was not found")?;
+        let mut exec: Vec<PathBuf> = vec![shell, launcher.clone()];
+        exec.extend(
+            super::programs::known_programs().filter_map(|name| resolve_program(name, roots)),
+        );
+        exec.extend(confine::loaders());
+        let git = resolve_program("git", roots);
+        let guard = match &git {
+            Some(git) => {
+                let dir = git_guard_dir(&launcher)?;
+                exec.push(dir.clone());
+                exec.extend(git_exec_path(git));
+                Some((dir, git.clone()))
+            }
+            None => None,
+        };
+        let mut read: Vec<PathBuf> = roots.to_vec();
+        read.extend(SYSTEM_READ.iter().map(PathBuf::from));
+        read.extend(user_git_config());
+        let cover = cover_paths(&launcher)?;
+        let plan = Plan {
+            read: Some(read),
+            exec: Some(exec),
+            write: Vec::new(),
+            network: false,
+            read_only: Vec::new(),
+            hidden,
+            cover: Some(cover),
+            namespaces: true,
+        };
+        Ok(Self {
+            tier: Tier::Unasked,
+            plan,
+            launcher: Some(launcher),
+            git: guard,
+        })
+    }
+
+    /// The sandbox of approved commands; `None` when the mode is off or the machine cannot
+    /// enforce it (they then run unconfined).
+    pub(crate) fn approved(
+        config: &ShellConfig,
+        roots: &[PathBuf],
+        hidden: Vec<PathBuf>,
+    ) -> Option<Self> {
+        let mode = config.sandbox;
         if mode == SandboxMode::Off || !sandbox_support().enforceable() {
             return None;
         }
-        let mut writable: Vec<PathBuf> = Vec::new();
+        let mut write: Vec<PathBuf> = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             // The roots first: they are what the model should be pointed at.
-            let temp = TEMP_DIRS.iter().map(PathBuf::from);
-            for dir in roots
-                .iter()
-                .cloned()
-                .chain(temp)
-                .chain([std::env::temp_dir()])
-            {
-                if !writable.contains(&dir) {
-                    writable.push(dir);
+            for dir in roots.iter().cloned().chain(config.temp_dirs()) {
+                if !write.contains(&dir) {
+                    write.push(dir);
                 }
             }
         }
-        Some(Self { mode, writable })
+        let namespaces = config.launcher.is_some() && namespaces_available();
+        let read_only = if mode == SandboxMode::WorkspaceWrite && namespaces {
+            git_protected(roots)
+        } else {
+            Vec::new()
+        };
+        let cover = match &config.launcher {
+            Some(launcher) if namespaces && !hidden.is_empty() => cover_paths(launcher).ok(),
+            _ => None,
+        };
+        let plan = Plan {
+            read: None,
+            exec: None,
+            write,
+            network: config.network == NetworkPolicy::Allow,
+            read_only,
+            hidden: if cover.is_some() { hidden } else { Vec::new() },
+            cover,
+            namespaces,
+        };
+        Some(Self {
+            tier: Tier::Approved(mode),
+            plan,
+            launcher: config.launcher.clone(),
+            git: None,
+        })
+    }
+
+    /// Whether the paths a read deny rule names are hidden from this command.
+    pub(crate) fn hides_denied_paths(&self) -> bool {
+        self.plan.cover.is_some() && self.plan.namespaces
     }
 
     /// The writable directories, for messages.
     pub(crate) fn describe_writable(&self) -> String {
         let dirs: Vec<String> = self
-            .writable
+            .plan
+            .write
             .iter()
             .map(|dir| dir.display().to_string())
             .collect();
         dirs.join(", ")
     }
 
-    /// What to tell the model when a sandboxed command failed on a refused write.
+    /// What to tell the model when a sandboxed command failed on a refused write, read or
+    /// connection.
     pub(crate) fn refusal_note(&self) -> String {
-        match self.mode {
-            SandboxMode::ReadOnly => "Note: the shell runs in a read-only sandbox, which refuses every write to a file; a \"Permission denied\" above most likely means the command tried to write. Use the file tools to change files, or ask the user to run the command outside the sandbox.".to_owned(),
-            _ => format!(
-                "Note: the sandbox (workspace-write) refuses writes outside the session's roots and temporary directories ({}); a \"Permission denied\" above most likely means the command wrote elsewhere. Write inside those directories instead, or ask the user to run the command outside the sandbox.",
-                self.describe_writable()
-            ),
+        match self.tier {
+            Tier::Unasked => "Note: this command ran without asking, so it ran in the read-only sandbox: it may read only the session's roots and the system's folders, write nothing, use no network and start only the known read-only programs (git starts nothing from its configuration). A \"Permission denied\" or a failed connection above most likely comes from that. If the command needs more, run it in a form that asks the user (the prompt then runs it in the normal sandbox), or use the file tools.".to_owned(),
+            Tier::Approved(SandboxMode::ReadOnly) => "Note: the shell runs in a read-only sandbox, which refuses every write to a file; a \"Permission denied\" above most likely means the command tried to write. Use the file tools to change files, or ask the user to run the command outside the sandbox.".to_owned(),
+            Tier::Approved(_) => {
+                let network = if self.plan.network {
+                    String::new()
+                } else {
+                    " The network is off for commands (`sandbox.network: deny`), so a failed connection comes from the sandbox too.".to_owned()
+                };
+                format!(
+                    "Note: the sandbox (workspace-write) refuses writes outside the session's roots and temporary directories ({}), and to the repository's .git/config and .git/hooks; a \"Permission denied\" above most likely means the command wrote elsewhere. Write inside those directories instead, or ask the user to run the command outside the sandbox.{network}",
+                    self.describe_writable()
+                )
+            }
         }
+    }
+
+    /// The process to spawn for `program -c command` under this policy.
+    pub(crate) fn command(&self, program: &Path, command: &str) -> tokio::process::Command {
+        let Some(launcher) = &self.launcher else {
+            let mut process = tokio::process::Command::new(program);
+            process.arg("-c").arg(command);
+            return process;
+        };
+        let plan = serde_json::to_string(&self.plan).unwrap_or_default();
+        let mut process = tokio::process::Command::new(launcher);
+        process
+            .arg(LAUNCH_FLAG)
+            .arg(plan)
+            .arg(program)
+            .arg("-c")
+            .arg(command);
+        if self.tier == Tier::Unasked {
+            quiet_git(&mut process, self.git.as_ref());
+        }
+        process
+    }
+
+    /// Whether the command starts through the launcher (else from a confined thread).
+    pub(crate) fn is_launched(&self) -> bool {
+        self.launcher.is_some()
     }
 }
 
-/// Temporary directories a workspace-write sandbox may write, besides `$TMPDIR`.
-const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+/// The launcher, for the read-only sandbox, or why that sandbox cannot be built.
+fn unasked_launcher(config: &ShellConfig) -> Result<PathBuf, String> {
+    let support = sandbox_support();
+    if !support.enforceable() {
+        let why = support.to_string();
+        return Err(why.lines().next().unwrap_or_default().to_owned());
+    }
+    if !namespaces_available() {
+        return Err(
+            "unprivileged user namespaces are not available, so the network cannot be cut off"
+                .to_owned(),
+        );
+    }
+    config
+        .launcher
+        .clone()
+        .ok_or_else(|| "no sandbox launcher is configured (ShellConfig::launcher)".to_owned())
+}
 
-/// Spawns `command` confined by `policy`, from a thread of its own (see the module doc).
+fn namespaces_available() -> bool {
+    sandbox_support().user_namespaces == Some(true)
+}
+
+/// Git's own configuration for commands that run without asking: nothing it reads from a
+/// repository may start a program (the guard enforces it; these keep git quiet about it), no
+/// pager, no optional locks (the sandbox refuses writes).
+fn quiet_git(process: &mut tokio::process::Command, guard: Option<&(PathBuf, PathBuf)>) {
+    let overrides = [
+        ("core.fsmonitor", "false"),
+        ("core.pager", "cat"),
+        ("log.showSignature", "false"),
+        ("diff.external", ""),
+        ("core.hooksPath", "/dev/null"),
+        ("credential.helper", ""),
+    ];
+    let start = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|count| count.parse::<usize>().ok())
+        .unwrap_or(0);
+    for (offset, (key, value)) in overrides.iter().enumerate() {
+        process.env(format!("GIT_CONFIG_KEY_{}", start + offset), key);
+        process.env(format!("GIT_CONFIG_VALUE_{}", start + offset), value);
+    }
+    process.env("GIT_CONFIG_COUNT", (start + overrides.len()).to_string());
+    process.env("GIT_PAGER", "cat");
+    process.env("GIT_OPTIONAL_LOCKS", "0");
+    process.env_remove("GIT_EXTERNAL_DIFF");
+    if let Some((dir, git)) = guard {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![dir.clone()];
+        dirs.extend(std::env::split_paths(&path));
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            process.env("PATH", joined);
+        }
+        process.env(super::launcher::GIT_ENV, git);
+    }
+}
+
+/// The first executable named `name` on `PATH` (or `name` itself when it is a path), skipping
+/// relative entries and folders inside the roots, which a repository could fill.
+fn resolve_program(name: &str, roots: &[PathBuf]) -> Option<PathBuf> {
+    if name.contains('/') {
+        return std::fs::canonicalize(name).ok();
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .filter(|dir| {
+            let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            !roots.iter().any(|root| dir.starts_with(root))
+        })
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            use std::os::unix::fs::PermissionsExt;
+            candidate
+                .metadata()
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Where git keeps the programs it runs itself.
+fn git_exec_path(git: &Path) -> Option<PathBuf> {
+    static EXEC_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    EXEC_PATH
+        .get_or_init(|| {
+            let out = std::process::Command::new(git)
+                .arg("--exec-path")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .ok()?;
+            let text = String::from_utf8(out.stdout).ok()?;
+            let dir = PathBuf::from(text.trim());
+            dir.is_dir().then_some(dir)
+        })
+        .clone()
+}
+
+/// The user's own git configuration, which git reads whatever the repository.
+fn user_git_config() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        files.push(home.join(".gitconfig"));
+        files.push(home.join(".config/git"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        files.push(xdg.join("git"));
+    }
+    files
+}
+
+/// The hooks and configuration of the repositories at the roots, which approved commands may
+/// not change (a hook or a configured program would run on the user's next git command).
+fn git_protected(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for root in roots {
+        let Some(git_dir) = git_dir_of(root) else {
+            continue;
+        };
+        let hooks = git_dir.join("hooks");
+        // A missing hooks folder could be created and filled; an empty one is what git makes.
+        if !hooks.exists() {
+            let _ = std::fs::create_dir(&hooks);
+        }
+        for path in [git_dir.join("config"), hooks] {
+            if path.exists() && !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
+
+/// The repository folder of a working tree at `root`: `root/.git`, or where a `.git` file
+/// (`gitdir: ...`) points, then its common folder for a linked worktree.
+fn git_dir_of(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    let meta = std::fs::metadata(&dot_git).ok()?;
+    let dir = if meta.is_dir() {
+        dot_git
+    } else {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let target = text.trim().strip_prefix("gitdir:")?.trim();
+        root.join(target)
+    };
+    let common = std::fs::read_to_string(dir.join("commondir"))
+        .ok()
+        .map(|text| dir.join(text.trim()));
+    common.or(Some(dir)).and_then(|dir| dir.canonicalize().ok())
+}
+
+/// The folder of this process's sandbox files: the git guard (`git`, a link to the launcher)
+/// and the covers of hidden paths. Made once per process and launcher.
+fn sandbox_files(launcher: &Path) -> Result<&'static Path, String> {
+    static FILES: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+    let dir = FILES.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("tool-sandbox-")
+            .tempdir()
+            .map_err(|err| format!("creating the sandbox's folder failed: {err}"))?;
+        let make = || -> std::io::Result<()> {
+            std::fs::create_dir(dir.path().join("bin"))?;
+            std::os::unix::fs::symlink(launcher, dir.path().join("bin/git"))?;
+            std::fs::write(
+                dir.path().join("hidden"),
+                "[this file is hidden from commands: a read deny rule names it]\n",
+            )?;
+            std::fs::create_dir(dir.path().join("hidden-folder"))
+        };
+        make().map_err(|err| format!("preparing the sandbox's folder failed: {err}"))?;
+        Ok(dir)
+    });
+    dir.as_ref()
+        .map(tempfile::TempDir::path)
+        .map_err(Clone::clone)
+}
+
+fn git_guard_dir(launcher: &Path) -> Result<PathBuf, String> {
+    Ok(sandbox_files(launcher)?.join("bin"))
+}
+
+fn cover_paths(launcher: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let dir = sandbox_files(launcher)?;
+    Ok((dir.join("hidden"), dir.join("hidden-folder")))
+}
+
+/// Temporary directories a workspace-write sandbox may write, besides `$TMPDIR`.
+pub(crate) const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+
+/// Spawns `process` confined by `policy`: through the launcher, or from a thread of its own
+/// that restricts itself first (see the module doc).
 pub(crate) async fn spawn(
-    mut command: tokio::process::Command,
-    policy: Policy,
+    mut process: tokio::process::Command,
+    policy: &Policy,
 ) -> Result<tokio::process::Child, SpawnError> {
+    if policy.is_launched() {
+        return process.spawn().map_err(SpawnError::Spawn);
+    }
+    let writable = policy.plan.write.clone();
     let runtime = tokio::runtime::Handle::current();
     let (sender, receiver) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("shell-sandbox".to_owned())
         .spawn(move || {
-            let result = confine::restrict_current_thread(&policy.writable)
+            let result = confine::restrict_current_thread(&writable)
                 .map_err(SpawnError::Sandbox)
                 .and_then(|()| {
                     let _runtime = runtime.enter();
-                    command.spawn().map_err(SpawnError::Spawn)
+                    process.spawn().map_err(SpawnError::Spawn)
                 });
             // The call may have been cancelled meanwhile; the child then dies with the result.
             let _ = sender.send(result);

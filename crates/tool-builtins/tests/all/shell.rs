@@ -10,9 +10,8 @@ use crate::support::Env;
 fn shell_env() -> Env {
     Env::with(|b| {
         b.shell_config(tool_builtins::ShellConfig {
-            program: Some("/bin/sh".into()),
             pipe_grace: Duration::from_millis(500),
-            ..tool_builtins::ShellConfig::default()
+            ..crate::support::shell_config()
         })
     })
 }

@@ -20,6 +20,15 @@ pub struct Env {
     pub registry: Arc<ToolRegistry>,
 }
 
+/// The shell's configuration in tests: `/bin/sh`, started through this crate's sandbox launcher.
+pub fn shell_config() -> tool_builtins::ShellConfig {
+    tool_builtins::ShellConfig {
+        program: Some("/bin/sh".into()),
+        launcher: Some(env!("CARGO_BIN_EXE_tool-sandbox").into()),
+        ..tool_builtins::ShellConfig::default()
+    }
+}
+
 impl Env {
     pub fn new() -> Self {
         Self::with(|b| b)
@@ -31,7 +40,7 @@ impl Env {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(dir.path().join("outside")).unwrap();
         let session = Arc::new(Session::new("test", dir.path().join("session"), &root));
-        let builtins = configure(Builtins::new());
+        let builtins = configure(Builtins::new().shell_config(shell_config()));
         let registry = Arc::new(ToolRegistry::new());
         builtins.register_all(&registry).unwrap();
         Self {
