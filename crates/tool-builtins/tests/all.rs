@@ -14,6 +14,8 @@ mod edit;
 mod glob;
 #[path = "all/grep.rs"]
 mod grep;
+#[path = "all/hostile.rs"]
+mod hostile;
 #[path = "all/plan.rs"]
 mod plan;
 #[path = "all/read.rs"]

@@ -1,7 +1,7 @@
 //! shell's Landlock sandbox, with real processes and the files they leave on disk.
 //!
-//! The session's root and the "elsewhere" directory both live under Cargo's target temp
-//! directory, not under /tmp, which a workspace-write sandbox lets commands write.
+//! The session's root, the "elsewhere" directory and the only temporary directory the sandbox
+//! lets commands write all live in one fresh folder, wherever the checkout is (under /tmp too).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,16 +24,16 @@ impl Sandboxed {
     fn new(mode: SandboxMode) -> Self {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let base = dir.path().canonicalize().unwrap();
-        let temp = std::env::temp_dir().canonicalize().unwrap();
-        assert!(!base.starts_with(&temp) && !base.starts_with("/tmp"));
         let root = base.join("root");
         let elsewhere = base.join("elsewhere");
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(&elsewhere).unwrap();
+        let temp = base.join("tmp");
+        for dir in [&root, &elsewhere, &temp] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
         let session = Arc::new(Session::new("sandbox", base.join("session"), &root));
         let config = ShellConfig {
-            program: Some("/bin/sh".into()),
-            ..ShellConfig::default()
+            temp_dirs: Some(vec![temp]),
+            ..crate::support::shell_config()
         };
         let shell = Builtins::new()
             .shell_config(config)
@@ -67,7 +67,7 @@ impl Sandboxed {
 }
 
 /// Whether the sandbox can be tested here; prints why not when it cannot.
-fn landlock_available() -> bool {
+pub(crate) fn landlock_available() -> bool {
     let support = sandbox_support();
     if !support.enforceable() {
         eprintln!("skipped: the shell sandbox cannot be enforced here:\n{support}");
@@ -101,7 +101,7 @@ async fn workspace_write_allows_the_roots_and_temp_dirs_only() {
         .await;
     assert!(out.is_error && !nested.exists(), "{}", out.joined_text());
 
-    let temp = tempfile::NamedTempFile::new().unwrap();
+    let temp = tempfile::NamedTempFile::new_in(env.root.parent().unwrap().join("tmp")).unwrap();
     let (out, _) = env.write(temp.path()).await;
     assert!(!out.is_error, "{}", out.joined_text());
     assert_eq!(std::fs::read_to_string(temp.path()).unwrap(), "x\n");
