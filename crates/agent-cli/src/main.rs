@@ -397,6 +397,11 @@ fn doctor_command() -> anyhow::Result<ExitCode> {
     let resolved = trust::resolve(&paths, &cwd, false)?;
     let sandbox = resolved.settings.sandbox.mode.unwrap_or_default();
     println!("shell sandbox mode: {sandbox}");
+    let shell = agent_cli::runtime::shell_config(&resolved.settings, &ToolOptions::default());
+    let denies = agent_cli::runtime::read_denies(&resolved.settings.rules());
+    for enforcement in tool_builtins::enforcement(&shell, &denies) {
+        println!("{enforcement}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

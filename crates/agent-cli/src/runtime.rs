@@ -340,7 +340,7 @@ fn command_hook(setting: &crate::settings::HookSetting) -> anyhow::Result<Comman
 /// The settings' rules with the command line's `--allow` and `--deny` added.
 /// How the shell runs commands: the sandbox of approved commands from the flag and settings,
 /// this executable as the sandbox launcher, and the environment commands see.
-fn shell_config(settings: &Settings, options: &ToolOptions) -> ShellConfig {
+pub fn shell_config(settings: &Settings, options: &ToolOptions) -> ShellConfig {
     let sandbox = options
         .sandbox
         .or(settings.sandbox.mode)

@@ -17,6 +17,8 @@ mod mcp;
 mod print_mode;
 #[path = "all/provider.rs"]
 mod provider;
+#[path = "all/sandbox.rs"]
+mod sandbox;
 #[path = "all/sessions.rs"]
 mod sessions;
 #[path = "all/skills.rs"]

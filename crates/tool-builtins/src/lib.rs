@@ -67,9 +67,9 @@ use grep::Grep;
 use plan_mode::{EnterPlanMode, ExitPlanMode, PlanState};
 use read_file::ReadFile;
 pub use shell::{
-    CappedBuffer, LAUNCH_FLAG, Landlock, NetworkPolicy, ParseSandboxModeError, SECRET_PATTERNS,
-    SandboxMode, SandboxSupport, Shell, ShellConfig, ShellEnvironment, ShellInput,
-    is_read_only_command, run_if_launcher, sandbox_support, sandbox_warning,
+    CappedBuffer, Enforcement, LAUNCH_FLAG, Landlock, NetworkPolicy, ParseSandboxModeError,
+    SECRET_PATTERNS, SandboxMode, SandboxSupport, Shell, ShellConfig, ShellEnvironment, ShellInput,
+    enforcement, is_read_only_command, run_if_launcher, sandbox_support, sandbox_warning,
 };
 pub use text::MAX_OUTPUT_CHARS;
 use todo::TodoWrite;

@@ -17,30 +17,39 @@
 //! in their abbreviated forms too (`sort --out=f`), as GNU getopt and git accept them.
 //!
 //! A read-only command still asks when a word in it names a path outside the session's roots
-//! (an absolute path, `~`, `..`, or a symlink leading out, resolved like read_file's paths), so
-//! the shell reads no more without asking than the file tools do. It is still read-only and
-//! concurrency-safe.
+//! (an absolute path, `~`, `..`, or a symlink leading out, resolved like read_file's paths).
 //!
-//! Known limits: a search pattern that starts with `/` counts as a path (and asks); programs
-//! that follow symlinks themselves while walking a directory (`grep -R`, `find -L`) can reach
-//! past a link the check did not see; reading git subcommands trust the repository's own git
-//! configuration (such as `core.fsmonitor`), which only the user or an approved write can change.
+//! # The parser decides when to ask; the sandbox enforces
 //!
-//! # The sandbox
+//! The rule above only decides whether to ask. A parser can be fooled (brace expansion, a glob
+//! over a committed link, a repository's git configuration that names a program), so what a
+//! command can do is enforced by the kernel, in two tiers:
 //!
-//! [`SandboxMode`] confines every command the tool runs, and every process it starts, with
-//! Landlock: `read-only` lets commands write nothing but devices such as `/dev/null`;
-//! `workspace-write` (the default) also lets them write under the session's roots and the
-//! temporary directories; `off` runs them unconfined. A refused write fails with "Permission
-//! denied", and the result then tells the model which directories it may write. Where the
-//! kernel lacks Landlock, commands run unconfined ([`sandbox_warning`] says so once, for the
-//! user) and [`sandbox_support`] reports what the machine offers.
+//! - **Commands that run without asking** run in a read-only sandbox, whatever the mode: they
+//!   read only the session's roots, the system's program, library and configuration folders and
+//!   the user's git configuration (never the rest of the home directory, another process's
+//!   `/proc/*/environ`, or a path a read deny rule names, which is hidden), write nothing, use no
+//!   network (an empty network namespace), and execute only the shell and the known read-only
+//!   programs. git runs behind a guard that lets it execute nothing but git, so no external diff,
+//!   textconv, filter, pager, fsmonitor, hook or helper from any repository's configuration runs.
+//!   Where this sandbox cannot be built (no Landlock, no user namespaces, no launcher), nothing
+//!   runs without asking.
+//! - **Approved commands** (by the user, a rule or a mode) run in [`SandboxMode`]: `read-only`
+//!   writes nothing; `workspace-write` (the default) writes only under the roots and the temporary
+//!   directories, with the repository's `.git/config` and `.git/hooks` mounted read-only; `off`
+//!   runs them unconfined. [`NetworkPolicy`] (`allow` by default) can cut them off the network.
 //!
-//! The sandbox never removes a prompt: it bounds what an approved (or rule-allowed) command can
-//! do to files, but Landlock at the ABI used here does not confine the network or connections to
-//! UNIX sockets (a D-Bus or Docker socket can start processes outside it), so a command that is
-//! not read-only by the rule above asks whatever the mode. This keeps one simple rule that fails
-//! closed on every kernel.
+//! Both tiers start through the launcher (see [`run_if_launcher`]): a fresh process that enters
+//! its namespaces, applies Landlock to itself, and then becomes the command. A refused write,
+//! read or connection fails with the kernel's error, and the result then tells the model what
+//! the sandbox allows. Commands see the environment without the variables the process withholds
+//! (the provider's key) and, by default, without names that look like secrets
+//! ([`ShellEnvironment`]).
+//!
+//! Known limits: approved commands may read anywhere the user may (only writes and the network
+//! are confined); a pathname UNIX socket the user may write (a Docker socket) stays reachable, as
+//! Landlock confines those connections only from ABI 9; `/proc/*/cmdline` of other processes is
+//! readable.
 
 mod config;
 mod confine;
@@ -71,8 +80,8 @@ pub use launcher::{LAUNCH_FLAG, run_if_launcher};
 pub use run::CappedBuffer;
 pub use safety::is_read_only_command;
 pub use sandbox::{
-    NetworkPolicy, ParseSandboxModeError, SandboxMode, SandboxSupport, sandbox_support,
-    sandbox_warning,
+    Enforcement, NetworkPolicy, ParseSandboxModeError, SandboxMode, SandboxSupport, enforcement,
+    sandbox_support, sandbox_warning,
 };
 
 /// The shell tool.

@@ -27,6 +27,11 @@ pub fn is_withheld(name: &str) -> bool {
         .any(|withheld| withheld == name)
 }
 
+/// The withheld variables, in the order they were named.
+pub fn withheld() -> Vec<String> {
+    WITHHELD.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Removes every withheld variable from the environment `process` will get.
 pub fn scrub(process: &mut tokio::process::Command) {
     for name in WITHHELD.read().unwrap_or_else(|e| e.into_inner()).iter() {

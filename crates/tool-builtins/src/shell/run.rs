@@ -102,6 +102,7 @@ impl Run {
         const REFUSALS: &[&str] = &[
             "Permission denied",
             "Operation not permitted",
+            "Read-only file system",
             "Network is unreachable",
             "Could not resolve host",
             "Temporary failure in name resolution",

@@ -133,6 +133,104 @@ pub fn sandbox_warning(mode: SandboxMode) -> Option<String> {
     ))
 }
 
+/// One thing the sandbox enforces, as `agent-cli doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enforcement {
+    /// What is enforced.
+    pub name: &'static str,
+    /// Whether it is enforced here.
+    pub on: bool,
+    /// How, or why not.
+    pub detail: String,
+}
+
+impl fmt::Display for Enforcement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = if self.on { "on" } else { "off" };
+        write!(f, "{}: {state} ({})", self.name, self.detail)
+    }
+}
+
+/// What the shell's sandbox enforces with this configuration on this machine: commands that
+/// run without asking, the file system and the network of approved commands, read deny rules
+/// and the environment.
+pub fn enforcement(config: &ShellConfig, denies: &crate::ReadDenies) -> Vec<Enforcement> {
+    let support = sandbox_support();
+    let namespaces = config.launcher.is_some() && namespaces_available();
+    let unasked = unasked_launcher(config);
+    let mut out = vec![Enforcement {
+        name: "commands that run without asking",
+        on: unasked.is_ok(),
+        detail: match &unasked {
+            Ok(_) => "a read-only sandbox: they read only the roots and the system's folders, write nothing, use no network and start only the known read-only programs; git starts nothing from its configuration".to_owned(),
+            Err(why) => format!("none is allowed without asking: {why}"),
+        },
+    }];
+    let mode = config.sandbox;
+    let filesystem = match mode {
+        SandboxMode::Off => (false, "the sandbox is off (`sandbox: off`)".to_owned()),
+        _ if !support.enforceable() => (false, format!("{mode} cannot be enforced: {}", support.to_string().lines().next().unwrap_or_default())),
+        SandboxMode::ReadOnly => (true, "read-only: approved commands write nothing (Landlock)".to_owned()),
+        SandboxMode::WorkspaceWrite if namespaces => (true, "workspace-write: approved commands write only in the roots and temporary directories, and not the repository's .git/config or .git/hooks (Landlock, a mount namespace)".to_owned()),
+        SandboxMode::WorkspaceWrite => (true, "workspace-write: approved commands write only in the roots and temporary directories (Landlock); the repository's .git/config and .git/hooks stay writable, for want of user namespaces".to_owned()),
+    };
+    out.push(Enforcement {
+        name: "file system",
+        on: filesystem.0,
+        detail: filesystem.1,
+    });
+    let network = match config.network {
+        NetworkPolicy::Allow => (false, "approved commands may connect (`sandbox.network: allow`, the default); commands that run without asking never may".to_owned()),
+        NetworkPolicy::Deny if mode == SandboxMode::Off || !support.enforceable() => (false, "`sandbox.network: deny` cannot be enforced without the sandbox".to_owned()),
+        NetworkPolicy::Deny if namespaces => (true, "approved commands run in a network namespace with nothing in it".to_owned()),
+        NetworkPolicy::Deny => (true, "partly: Landlock refuses TCP where the kernel has ABI 4, for want of user namespaces; UDP stays open".to_owned()),
+    };
+    out.push(Enforcement {
+        name: "network",
+        on: network.0,
+        detail: network.1,
+    });
+    let hidden =
+        unasked.is_ok() || (namespaces && mode != SandboxMode::Off && support.enforceable());
+    out.push(Enforcement {
+        name: "read deny rules",
+        on: !denies.is_empty(),
+        detail: if denies.is_empty() {
+            "no `read_file(...)` deny rule is set".to_owned()
+        } else if hidden {
+            "kept from read_file, grep, glob and @path, and hidden from shell commands by the sandbox (a mount namespace)".to_owned()
+        } else {
+            "kept from read_file, grep, glob and @path; the sandbox cannot hide them here, so a shell command that names one (or a glob or variable that could) is refused".to_owned()
+        },
+    });
+    let withheld = tool_core::child_env::withheld();
+    let mut detail = format!(
+        "removed from commands: names like {}",
+        super::environment::SECRET_PATTERNS.join(", ")
+    );
+    if !withheld.is_empty() {
+        detail.push_str(&format!(", and always {}", withheld.join(", ")));
+    }
+    if !config.environment.include.is_empty() {
+        detail.push_str(&format!(
+            "; passed: {}",
+            config.environment.include.join(", ")
+        ));
+    }
+    if !config.environment.exclude.is_empty() {
+        detail.push_str(&format!(
+            "; also removed: {}",
+            config.environment.exclude.join(", ")
+        ));
+    }
+    out.push(Enforcement {
+        name: "environment",
+        on: true,
+        detail,
+    });
+    out
+}
+
 /// Reads the kernel's switches for unprivileged user namespaces.
 fn user_namespaces() -> Option<bool> {
     let read =
