@@ -266,6 +266,9 @@ impl Context {
         if !resolved.ignored.is_empty() {
             eprintln!("{}", trust::ignored_note(&resolved.ignored, &cwd));
         }
+        for refused in &resolved.refused {
+            eprintln!("note: {refused}");
+        }
         Ok(Self {
             cwd,
             paths,
@@ -505,6 +508,7 @@ async fn tools_call(
         Arc::new(ui::TerminalPrompter::new(
             ui::input_lines(),
             ctx.paths.clone(),
+            ctx.cwd.clone(),
         )) as Arc<dyn Prompter>
     });
     let runtime = ctx.runtime(tools, prompter)?;
@@ -582,7 +586,9 @@ async fn mcp_list(ctx: &Context, timeout: u64) -> anyhow::Result<ExitCode> {
         .ignored
         .iter()
         .filter_map(|item| match item {
-            trust::Widening::Server { name, launch } => Some((name.as_str(), launch.as_str())),
+            trust::Widening::Server { name, launch, .. } => {
+                Some((name.as_str(), launch.as_str()))
+            }
             _ => None,
         })
         .collect();
@@ -629,6 +635,7 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
         Arc::new(ui::TerminalPrompter::new(
             Arc::clone(&input),
             ctx.paths.clone(),
+            ctx.cwd.clone(),
         )) as Arc<dyn Prompter>
     });
     let (transcript, messages) = open_session(&ctx, &args)?;
@@ -792,7 +799,8 @@ fn install_subagents(
 }
 
 /// Interactive start in a folder whose files would widen something not yet approved: one prompt
-/// listing exactly what, answered trust or not now.
+/// listing exactly what, answered trust or not now. "Trust" approves the items shown, not the
+/// files as they are by then.
 async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
@@ -804,7 +812,7 @@ async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
     let _ = std::io::stderr().flush();
     let answer = input.lock().await.next_line().await?;
     if answer.is_some_and(|a| matches!(a.trim(), "t" | "trust" | "y" | "yes")) {
-        trust::trust(&paths, &cwd)?;
+        trust::approve(&paths, &cwd, &pending)?;
         eprintln!("trusted {}", cwd.display());
     }
     Ok(())
@@ -1114,6 +1122,11 @@ impl RuleSources {
             &[],
             &args.deny.iter().map(String::as_str).collect::<Vec<_>>(),
         )?;
+        let kept = trust::project_rules(&ctx.paths, &ctx.cwd)?;
+        let kept = tool_core::PermissionRules {
+            allow: kept,
+            ..tool_core::PermissionRules::default()
+        };
         let waiting = ctx
             .ignored
             .iter()
@@ -1136,6 +1149,13 @@ impl RuleSources {
                 origin(
                     format!("user settings ({})", ctx.paths.user_settings().display()),
                     user,
+                ),
+                origin(
+                    format!(
+                        "allowed in this project (your choice, kept in {})",
+                        trust::TrustStore::new(&ctx.paths).path().display()
+                    ),
+                    kept,
                 ),
             ],
             waiting,
