@@ -34,8 +34,9 @@ use agent_cli::usage::{self, Meter};
 /// Settings are read from ~/.config/agent-cli/settings.json (or $AGENT_CLI_HOME/settings.json) and
 /// ./.agent-cli/settings.json (permissions, hooks, MCP servers, deferral, provider and model);
 /// flags override them. MCP servers also come from ./.mcp.json. What a folder's own files would
-/// widen (permission mode, allow rules, hooks, MCP server commands, skills' allowed tools) applies
-/// only once you trust the folder (`agent-cli trust`); deny and ask rules always apply.
+/// widen (permission mode, allow rules, hooks, MCP servers that run commands, send headers or fill
+/// in ${VAR}s, skills' allowed tools) applies only once you trust the folder (`agent-cli trust`);
+/// deny and ask rules always apply.
 /// AGENTS.md and CLAUDE.md from the repository root down (and ~/.config/agent-cli/AGENTS.md) go
 /// into the system prompt. Sessions are saved as they happen under ~/.config/agent-cli/sessions
 /// and compacted when they near the context window; `--continue` picks up the latest one in this
@@ -156,8 +157,9 @@ enum Command {
     /// Report what this machine and folder support: the shell sandbox, trust, settings.
     Doctor,
     /// Trust a folder (the current one by default): what its own settings, .mcp.json and skills
-    /// enable (permission mode, allow rules, hooks, MCP servers that run commands, skills' allowed
-    /// tools) applies from now on.
+    /// enable (permission mode, allow rules, hooks, MCP servers that run commands, send headers or
+    /// fill in ${VAR}s, skills' allowed tools) applies from now on, as it is now (a changed item
+    /// asks again).
     Trust {
         /// The folder.
         dir: Option<PathBuf>,
@@ -586,9 +588,7 @@ async fn mcp_list(ctx: &Context, timeout: u64) -> anyhow::Result<ExitCode> {
         .ignored
         .iter()
         .filter_map(|item| match item {
-            trust::Widening::Server { name, launch, .. } => {
-                Some((name.as_str(), launch.as_str()))
-            }
+            trust::Widening::Server { name, launch, .. } => Some((name.as_str(), launch.as_str())),
             _ => None,
         })
         .collect();
@@ -1141,6 +1141,13 @@ impl RuleSources {
                 origin("command line".to_owned(), flags),
                 origin(
                     format!(
+                        "allowed in this project (your choice, kept in {})",
+                        trust::TrustStore::new(&ctx.paths).path().display()
+                    ),
+                    kept,
+                ),
+                origin(
+                    format!(
                         "project settings ({})",
                         ctx.paths.project_settings().display()
                     ),
@@ -1149,13 +1156,6 @@ impl RuleSources {
                 origin(
                     format!("user settings ({})", ctx.paths.user_settings().display()),
                     user,
-                ),
-                origin(
-                    format!(
-                        "allowed in this project (your choice, kept in {})",
-                        trust::TrustStore::new(&ctx.paths).path().display()
-                    ),
-                    kept,
                 ),
             ],
             waiting,

@@ -317,8 +317,12 @@ fn referenced_variables(value: &Value, out: &mut BTreeSet<String>) {
                 rest = &after[end..];
             }
         }
-        Value::Array(items) => items.iter().for_each(|item| referenced_variables(item, out)),
-        Value::Object(map) => map.values().for_each(|item| referenced_variables(item, out)),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| referenced_variables(item, out)),
+        Value::Object(map) => map
+            .values()
+            .for_each(|item| referenced_variables(item, out)),
         _ => {}
     }
 }
@@ -327,9 +331,16 @@ fn referenced_variables(value: &Value, out: &mut BTreeSet<String>) {
 /// like a credential (then only its length: the digest in the item's key still covers it).
 fn shown_value(name: &str, value: &str) -> String {
     let upper = name.to_ascii_uppercase();
-    let secret = ["KEY", "TOKEN", "SECRET", "PASSWORD", "AUTHORIZATION", "COOKIE"]
-        .iter()
-        .any(|word| upper.contains(word));
+    let secret = [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "AUTHORIZATION",
+        "COOKIE",
+    ]
+    .iter()
+    .any(|word| upper.contains(word));
     if secret && !value.contains("${") && value.chars().count() > 8 {
         format!("<{} characters>", value.chars().count())
     } else {
@@ -414,7 +425,11 @@ impl TrustStore {
     }
 
     /// Reads the file, changes what is kept for `folder`, and writes it back whole.
-    fn update(&self, folder: &Path, change: impl FnOnce(&mut TrustedProject)) -> anyhow::Result<()> {
+    fn update(
+        &self,
+        folder: &Path,
+        change: impl FnOnce(&mut TrustedProject),
+    ) -> anyhow::Result<()> {
         let mut file = self.read()?;
         change(file.projects.entry(folder_key(folder)).or_default());
         if let Some(dir) = self.path.parent() {
@@ -797,9 +812,7 @@ mod tests {
     fn an_approval_covers_the_whole_server_entry() {
         let (_home, repo, paths) = folders();
         let stdio = |value: &str| json!({"command": "node", "args": ["srv.js"], "env": {"NODE_OPTIONS": value}});
-        let http = |value: &str| {
-            json!({"type": "http", "url": "https://mcp.example", "headers": {"Authorization": value, "X-Team": "core"}})
-        };
+        let http = |value: &str| json!({"type": "http", "url": "https://mcp.example", "headers": {"Authorization": value, "X-Team": "core"}});
         write_mcp(
             repo.path(),
             json!({"s": stdio("--max-old-space-size=4096"), "h": http("Bearer abcdefghijklmnop")}),
@@ -863,7 +876,10 @@ mod tests {
     #[test]
     fn trusting_approves_what_was_shown_not_what_the_files_hold_by_then() {
         let (_home, repo, paths) = folders();
-        write_mcp(repo.path(), json!({"s": {"command": "node", "args": ["srv.js"]}}));
+        write_mcp(
+            repo.path(),
+            json!({"s": {"command": "node", "args": ["srv.js"]}}),
+        );
         let shown = pending(&paths, repo.path()).unwrap();
         write_mcp(
             repo.path(),
@@ -886,12 +902,18 @@ mod tests {
         let kept = keep_project_rule(&paths, repo.path(), &rule).unwrap();
         keep_project_rule(&paths, repo.path(), &rule).unwrap();
         assert_eq!(kept, paths.user_dir.join("trust.json"));
-        assert!(!paths.project_dir.exists(), "the project's files are untouched");
+        assert!(
+            !paths.project_dir.exists(),
+            "the project's files are untouched"
+        );
 
         let resolved = resolve(&paths, repo.path(), false).unwrap();
-        assert_eq!(resolved.settings.permissions.allow, [rule.clone()]);
+        assert_eq!(resolved.settings.permissions.allow, vec![rule.clone()]);
         assert!(resolved.ignored.is_empty());
-        assert_eq!(project_rules(&paths, repo.path()).unwrap(), [rule.clone()]);
+        assert_eq!(
+            project_rules(&paths, repo.path()).unwrap(),
+            vec![rule.clone()]
+        );
         let elsewhere = Paths {
             project_dir: other.path().join(".agent-cli"),
             ..paths.clone()
@@ -938,7 +960,10 @@ mod tests {
             assert_eq!(resolved.settings.prices["my-model"].input, 3.0);
             assert_eq!(resolved.refused.len(), 1, "{:?}", resolved.refused);
             assert!(resolved.refused[0].contains("`prices`"));
-            assert!(resolved.ignored.is_empty(), "prices are not waiting for trust");
+            assert!(
+                resolved.ignored.is_empty(),
+                "prices are not waiting for trust"
+            );
         }
     }
 }

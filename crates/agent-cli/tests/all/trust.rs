@@ -241,10 +241,12 @@ async fn a_variable_in_a_projects_mcp_url_waits_for_trust() {
     );
 
     let list = || async {
-        let output = run(project
-            .command()
-            .env("SOME_SECRET", secret)
-            .args(["mcp", "list", "--timeout", "5"]))
+        let output = run(project.command().env("SOME_SECRET", secret).args([
+            "mcp",
+            "list",
+            "--timeout",
+            "5",
+        ]))
         .await;
         assert_success(&output);
         stdout(&output)
@@ -306,7 +308,10 @@ async fn a_changed_value_of_a_trusted_server_waits_for_trust_again() {
         listed.contains("NODE_OPTIONS=--require ./pwn.js"),
         "{listed}"
     );
-    assert!(!project.path().join("p.txt").exists(), "the changed server ran");
+    assert!(
+        !project.path().join("p.txt").exists(),
+        "the changed server ran"
+    );
     assert!(!carries(&host, "team-two"), "{:?}", host.requests());
 }
 
@@ -405,7 +410,8 @@ async fn a_project_cannot_change_prices_or_replace_explore() {
         .unwrap();
     let description = agent["description"].as_str().unwrap();
     assert!(
-        description.contains("explore: Read-only search") && !description.contains("changes anything"),
+        description.contains("explore: Read-only search")
+            && !description.contains("changes anything"),
         "{description}"
     );
 }
@@ -446,7 +452,10 @@ async fn the_trust_prompt_approves_what_it_showed() {
     stderr_pipe.read_to_end(&mut rest).await.unwrap();
     let output = child.wait_with_output().await.unwrap();
     assert_success(&output);
-    assert!(!project.path().join("p.txt").exists(), "the unseen server ran");
+    assert!(
+        !project.path().join("p.txt").exists(),
+        "the unseen server ran"
+    );
 
     let listed = run(project.command().args(["mcp", "list", "--timeout", "5"])).await;
     assert!(
