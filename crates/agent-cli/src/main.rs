@@ -34,8 +34,9 @@ use agent_cli::usage::{self, Meter};
 /// Settings are read from ~/.config/agent-cli/settings.json (or $AGENT_CLI_HOME/settings.json) and
 /// ./.agent-cli/settings.json (permissions, hooks, MCP servers, deferral, provider and model);
 /// flags override them. MCP servers also come from ./.mcp.json. What a folder's own files would
-/// widen (permission mode, allow rules, hooks, MCP server commands, skills' allowed tools) applies
-/// only once you trust the folder (`agent-cli trust`); deny and ask rules always apply.
+/// widen (permission mode, allow rules, hooks, MCP servers that run commands, send headers or fill
+/// in ${VAR}s, skills' allowed tools) applies only once you trust the folder (`agent-cli trust`);
+/// deny and ask rules always apply.
 /// AGENTS.md and CLAUDE.md from the repository root down (and ~/.config/agent-cli/AGENTS.md) go
 /// into the system prompt. Sessions are saved as they happen under ~/.config/agent-cli/sessions
 /// and compacted when they near the context window; `--continue` picks up the latest one in this
@@ -156,8 +157,9 @@ enum Command {
     /// Report what this machine and folder support: the shell sandbox, trust, settings.
     Doctor,
     /// Trust a folder (the current one by default): what its own settings, .mcp.json and skills
-    /// enable (permission mode, allow rules, hooks, MCP servers that run commands, skills' allowed
-    /// tools) applies from now on.
+    /// enable (permission mode, allow rules, hooks, MCP servers that run commands, send headers or
+    /// fill in ${VAR}s, skills' allowed tools) applies from now on, as it is now (a changed item
+    /// asks again).
     Trust {
         /// The folder.
         dir: Option<PathBuf>,
@@ -265,6 +267,9 @@ impl Context {
         let resolved = trust::resolve(&paths, &cwd, trust_project)?;
         if !resolved.ignored.is_empty() {
             eprintln!("{}", trust::ignored_note(&resolved.ignored, &cwd));
+        }
+        for refused in &resolved.refused {
+            eprintln!("note: {refused}");
         }
         Ok(Self {
             cwd,
@@ -510,6 +515,7 @@ async fn tools_call(
         Arc::new(ui::TerminalPrompter::new(
             ui::input_lines(),
             ctx.paths.clone(),
+            ctx.cwd.clone(),
         )) as Arc<dyn Prompter>
     });
     let runtime = ctx.runtime(tools, prompter)?;
@@ -587,7 +593,7 @@ async fn mcp_list(ctx: &Context, timeout: u64) -> anyhow::Result<ExitCode> {
         .ignored
         .iter()
         .filter_map(|item| match item {
-            trust::Widening::Server { name, launch } => Some((name.as_str(), launch.as_str())),
+            trust::Widening::Server { name, launch, .. } => Some((name.as_str(), launch.as_str())),
             _ => None,
         })
         .collect();
@@ -634,6 +640,7 @@ async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
         Arc::new(ui::TerminalPrompter::new(
             Arc::clone(&input),
             ctx.paths.clone(),
+            ctx.cwd.clone(),
         )) as Arc<dyn Prompter>
     });
     let (transcript, messages) = open_session(&ctx, &args)?;
@@ -797,7 +804,8 @@ fn install_subagents(
 }
 
 /// Interactive start in a folder whose files would widen something not yet approved: one prompt
-/// listing exactly what, answered trust or not now.
+/// listing exactly what, answered trust or not now. "Trust" approves the items shown, not the
+/// files as they are by then.
 async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
@@ -809,7 +817,7 @@ async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
     let _ = std::io::stderr().flush();
     let answer = input.lock().await.next_line().await?;
     if answer.is_some_and(|a| matches!(a.trim(), "t" | "trust" | "y" | "yes")) {
-        trust::trust(&paths, &cwd)?;
+        trust::approve(&paths, &cwd, &pending)?;
         eprintln!("trusted {}", cwd.display());
     }
     Ok(())
@@ -1119,6 +1127,11 @@ impl RuleSources {
             &[],
             &args.deny.iter().map(String::as_str).collect::<Vec<_>>(),
         )?;
+        let kept = trust::project_rules(&ctx.paths, &ctx.cwd)?;
+        let kept = tool_core::PermissionRules {
+            allow: kept,
+            ..tool_core::PermissionRules::default()
+        };
         let waiting = ctx
             .ignored
             .iter()
@@ -1131,6 +1144,13 @@ impl RuleSources {
         Ok(Self {
             origins: vec![
                 origin("command line".to_owned(), flags),
+                origin(
+                    format!(
+                        "allowed in this project (your choice, kept in {})",
+                        trust::TrustStore::new(&ctx.paths).path().display()
+                    ),
+                    kept,
+                ),
                 origin(
                     format!(
                         "project settings ({})",

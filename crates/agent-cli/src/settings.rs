@@ -99,7 +99,8 @@ pub struct Settings {
     /// The most output tokens per model request (8192).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    /// Prices in dollars per million tokens by model name or name prefix, over the built-in table.
+    /// Prices in dollars per million tokens by model name or name prefix, over the built-in table
+    /// (the user's own: a project's are ignored, see [`crate::trust::resolve`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prices: BTreeMap<String, crate::usage::Price>,
     /// Hook commands.
@@ -286,39 +287,6 @@ impl Paths {
     pub fn sessions_dir(&self) -> PathBuf {
         self.user_dir.join("sessions")
     }
-
-    /// Adds an allow rule to the project settings file, keeping everything else in it.
-    pub fn persist_project_rule(&self, rule: &PermissionRule) -> anyhow::Result<()> {
-        let path = self.project_settings();
-        let mut value: Value = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .with_context(|| format!("{} is not valid JSON", path.display()))?,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                Value::Object(serde_json::Map::new())
-            }
-            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
-        };
-        let allow = value
-            .as_object_mut()
-            .context("the project settings file must hold a JSON object")?
-            .entry("permissions")
-            .or_insert_with(|| serde_json::json!({}))
-            .as_object_mut()
-            .context("`permissions` must be an object")?
-            .entry("allow")
-            .or_insert_with(|| serde_json::json!([]))
-            .as_array_mut()
-            .context("`permissions.allow` must be an array")?;
-        let text = Value::String(rule.to_string());
-        if !allow.contains(&text) {
-            allow.push(text);
-        }
-        std::fs::create_dir_all(&self.project_dir)?;
-        let pretty = serde_json::to_string_pretty(&value)?;
-        tool_builtins::write_atomic(&path, pretty.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -375,19 +343,5 @@ mod tests {
             (name == "HOME").then(|| "/h".to_owned())
         });
         assert_eq!(home.user_dir, Path::new("/h/.config/agent-cli"));
-    }
-
-    #[test]
-    fn always_allow_for_the_project_is_written_to_its_settings() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = Paths::new(dir.path(), &|_| None);
-        std::fs::create_dir_all(&paths.project_dir).unwrap();
-        std::fs::write(paths.project_settings(), r#"{"model": "keep-me"}"#).unwrap();
-        let rule: PermissionRule = "shell(cargo test:*)".parse().unwrap();
-        paths.persist_project_rule(&rule).unwrap();
-        paths.persist_project_rule(&rule).unwrap();
-        let settings = Settings::load(&paths.project_settings()).unwrap();
-        assert_eq!(settings.model.as_deref(), Some("keep-me"));
-        assert_eq!(settings.permissions.allow, vec![rule]);
     }
 }

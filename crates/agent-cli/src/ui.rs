@@ -1,6 +1,7 @@
 //! The terminal side: permission prompts, tool status lines, diffs.
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -22,12 +23,19 @@ pub fn input_lines() -> InputLines {
 pub struct TerminalPrompter {
     input: InputLines,
     paths: Paths,
+    project: PathBuf,
 }
 
 impl TerminalPrompter {
-    /// A prompter reading answers from `input`; "always for the project" is saved under `paths`.
-    pub fn new(input: InputLines, paths: Paths) -> Self {
-        Self { input, paths }
+    /// A prompter reading answers from `input`; "always allow it in this project" is kept for
+    /// the folder `project` in the user directory of `paths` (see [`crate::trust`]), never in
+    /// the project's own files, which are untrusted on the next start.
+    pub fn new(input: InputLines, paths: Paths, project: PathBuf) -> Self {
+        Self {
+            input,
+            paths,
+            project,
+        }
     }
 }
 
@@ -79,8 +87,15 @@ impl Prompter for TerminalPrompter {
                     };
                 }
                 "p" => {
-                    if let Err(err) = self.paths.persist_project_rule(&request.suggested_rule) {
-                        eprintln!("  could not save the rule to the project settings: {err:#}");
+                    let rule = &request.suggested_rule;
+                    match crate::trust::keep_project_rule(&self.paths, &self.project, rule) {
+                        Ok(path) => eprintln!(
+                            "  `{rule}` is allowed in this project from now on (kept in {})",
+                            path.display()
+                        ),
+                        Err(err) => eprintln!(
+                            "  `{rule}` is allowed for this session only: it could not be kept for this project: {err:#}"
+                        ),
                     }
                     return PromptAnswer::AllowAlways {
                         rule: request.suggested_rule.clone(),

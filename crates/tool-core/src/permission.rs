@@ -35,7 +35,7 @@ use crate::tool::{PermissionCheck, PreparedCall, Tool};
 pub enum RuleScope {
     /// For the rest of this session.
     Session,
-    /// In the project's settings (the front end persists it).
+    /// For this project, from now on (the front end keeps it on the user's side).
     Project,
 }
 
