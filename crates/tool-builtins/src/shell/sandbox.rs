@@ -480,7 +480,6 @@ fn quiet_git(process: &mut tokio::process::Command, guard: Option<&(PathBuf, Pat
         ("core.fsmonitor", "false"),
         ("core.pager", "cat"),
         ("log.showSignature", "false"),
-        ("diff.external", ""),
         ("core.hooksPath", "/dev/null"),
         ("credential.helper", ""),
     ];

@@ -25,6 +25,8 @@ enum Effect {
     Escape,
     /// This file (relative to the base folder) is created or changed.
     Writes(&'static str),
+    /// Not an attack: the output shows this text when the command works as it should.
+    Works(&'static str),
 }
 
 struct Case {
@@ -41,7 +43,7 @@ const fn case(what: &'static str, command: &'static str, effect: Effect) -> Case
     }
 }
 
-use Effect::{Escape, Writes};
+use Effect::{Escape, Works, Writes};
 
 /// `BASE` stands for the base folder, `PORT` for the listener's port.
 const CASES: &[Case] = &[
@@ -214,6 +216,11 @@ const CASES: &[Case] = &[
         "git -C evil log -p -- net.txt",
         Escape,
     ),
+    // What must keep working.
+    case("git diff of the work tree", "git diff", Works("+changed")),
+    case("git status", "git status --short", Works("M a.txt")),
+    case("git log", "git log --oneline", Works("one")),
+    case("grep in the root", "grep -rn hello a.txt", Works("hello")),
 ];
 
 /// The fixture: a repository with hostile parts, a fake home, a folder outside, a listener.
@@ -264,7 +271,7 @@ echo KEY-MARKER-aws > home/.aws/credentials
 echo KEY-MARKER-agent > home/.config/agent-cli/trust.json
 echo KEY-MARKER-outside > outside/secret.txt
 cd root
-git init -q . && echo hello > a.txt && git add a.txt && git commit -qm one
+git init -q . && echo hello > a.txt && git add a.txt && git commit -qm one && echo changed >> a.txt
 echo KEY-MARKER-env > .env
 ln -s {b}/home/.ssh/id_rsa z1
 ln -s {b}/home ln_home
@@ -372,6 +379,13 @@ printf '* filter=f diff=x\n' > .git/info/attributes
                 std::fs::read(self.root.join(".git/config")).unwrap() != config_before
             }
             Writes(file) => self.base.join(file).exists(),
+            Works(shown) => {
+                return if text.contains(shown) {
+                    "works"
+                } else {
+                    "FAILS"
+                };
+            }
         };
         if happened { "HAPPENED" } else { "blocked" }
     }
@@ -435,6 +449,9 @@ async fn hostile_commands_under_every_sandbox() {
     // What must hold, whatever the snapshot says.
     for (case, row) in &rows {
         assert_ne!(row[0], "HAPPENED", "unasked: {}\n{table}", case.what);
+        if let Works(_) = case.effect {
+            assert!(row.iter().all(|o| *o == "works"), "{}\n{table}", case.what);
+        }
         if let Writes(file) = case.effect
             && !file.starts_with("root/new")
             && !file.starts_with("tmp/")
