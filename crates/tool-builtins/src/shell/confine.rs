@@ -168,8 +168,14 @@ fn landlock_failed(err: landlock::RulesetError) -> String {
     format!("setting up the Landlock rules failed: {err}")
 }
 
-/// The dynamic loaders a program may need to start (the kernel opens them for execution).
+/// The dynamic loaders a program may need to start (the kernel opens them for execution),
+/// looked for once per process.
 pub(crate) fn loaders() -> Vec<PathBuf> {
+    static LOADERS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    LOADERS.get_or_init(find_loaders).clone()
+}
+
+fn find_loaders() -> Vec<PathBuf> {
     let mut found = Vec::new();
     for dir in [
         "/lib",

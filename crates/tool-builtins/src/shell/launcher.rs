@@ -112,12 +112,19 @@ fn launch(args: Vec<OsString>) -> Result<Infallible, String> {
     ))
 }
 
+/// The variable that lists what else git may execute (its own programs and the loaders).
+pub(crate) const GIT_EXEC_ENV: &str = "TOOL_SANDBOX_GIT_EXEC";
+
 /// The git guard: lets git execute only git, then becomes it.
 fn guard_git(git: PathBuf, args: Vec<OsString>) -> Result<Infallible, String> {
-    let exec_path = git_exec_path(&git);
     let mut allowed = vec![git.clone()];
-    allowed.extend(exec_path);
-    allowed.extend(crate::shell::confine::loaders());
+    match std::env::var_os(GIT_EXEC_ENV) {
+        Some(paths) => allowed.extend(std::env::split_paths(&paths)),
+        None => {
+            allowed.extend(git_exec_path(&git));
+            allowed.extend(crate::shell::confine::loaders());
+        }
+    }
     crate::shell::confine::restrict_exec(&allowed)?;
     let err = std::process::Command::new(&git).args(args).exec();
     Err(format!("could not start {}: {err}", git.display()))

@@ -309,8 +309,8 @@ impl Policy {
         let git = resolve_program("git", roots);
         let guard = match &git {
             Some(git) => {
+                // The guard is a link to the launcher, which may run; nothing else in its folder.
                 let dir = git_guard_dir(&launcher)?;
-                exec.push(dir.clone());
                 exec.extend(git_exec_path(git));
                 Some((dir, git.clone()))
             }
@@ -359,11 +359,18 @@ impl Policy {
             }
         }
         let namespaces = config.launcher.is_some() && namespaces_available();
-        let read_only = if mode == SandboxMode::WorkspaceWrite && namespaces {
-            git_protected(roots)
-        } else {
-            Vec::new()
-        };
+        let mut read_only = Vec::new();
+        if mode == SandboxMode::WorkspaceWrite
+            && namespaces
+            && let Some(launcher) = &config.launcher
+        {
+            read_only = git_protected(roots);
+            // The git guard and the covers live in a temporary folder: an approved command
+            // must not swap them for its own.
+            if let Ok(files) = sandbox_files(launcher) {
+                read_only.push(files.to_path_buf());
+            }
+        }
         let cover = match &config.launcher {
             Some(launcher) if namespaces && !hidden.is_empty() => cover_paths(launcher).ok(),
             _ => None,
@@ -406,7 +413,7 @@ impl Policy {
     /// connection.
     pub(crate) fn refusal_note(&self) -> String {
         match self.tier {
-            Tier::Unasked => "Note: this command ran without asking, so it ran in the read-only sandbox: it may read only the session's roots and the system's folders, write nothing, use no network and start only the known read-only programs (git starts nothing from its configuration). A \"Permission denied\" or a failed connection above most likely comes from that. If the command needs more, run it in a form that asks the user (the prompt then runs it in the normal sandbox), or use the file tools.".to_owned(),
+            Tier::Unasked => "Note: this command ran without asking, so it ran in the read-only sandbox: it may read only the session's roots and the system's folders, write nothing, use no network and start only the known read-only programs (git starts nothing from its configuration). A \"Permission denied\" or a failed connection above most likely comes from that. If the command needs more, write the path it reads plainly (absolute or with ~) or the command in full, so that it asks the user; once approved it runs in the normal sandbox.".to_owned(),
             Tier::Approved(SandboxMode::ReadOnly) => "Note: the shell runs in a read-only sandbox, which refuses every write to a file; a \"Permission denied\" above most likely means the command tried to write. Use the file tools to change files, or ask the user to run the command outside the sandbox.".to_owned(),
             Tier::Approved(_) => {
                 let network = if self.plan.network {
@@ -503,6 +510,10 @@ fn quiet_git(process: &mut tokio::process::Command, guard: Option<&(PathBuf, Pat
             process.env("PATH", joined);
         }
         process.env(super::launcher::GIT_ENV, git);
+        let others = git_exec_path(git).into_iter().chain(confine::loaders());
+        if let Ok(joined) = std::env::join_paths(others) {
+            process.env(super::launcher::GIT_EXEC_ENV, joined);
+        }
     }
 }
 
@@ -512,20 +523,40 @@ fn resolve_program(name: &str, roots: &[PathBuf]) -> Option<PathBuf> {
     if name.contains('/') {
         return std::fs::canonicalize(name).ok();
     }
-    let path = std::env::var_os("PATH")?;
+    let candidates = match known_candidates().iter().find(|(known, _)| *known == name) {
+        Some((_, candidates)) => candidates.clone(),
+        None => candidates(name),
+    };
+    candidates
+        .into_iter()
+        .find(|candidate| !roots.iter().any(|root| candidate.starts_with(root)))
+}
+
+/// The executables named `name` in the absolute folders of `PATH`, in order, each folder
+/// resolved.
+fn candidates(name: &str) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
-        .filter(|dir| {
-            let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-            !roots.iter().any(|root| dir.starts_with(root))
-        })
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            use std::os::unix::fs::PermissionsExt;
+        .map(|dir| dir.canonicalize().unwrap_or(dir).join(name))
+        .filter(|candidate| {
             candidate
                 .metadata()
                 .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
         })
+        .collect()
+}
+
+/// The candidates of the known read-only programs and git, looked for once per process.
+fn known_candidates() -> &'static [(&'static str, Vec<PathBuf>)] {
+    static KNOWN: OnceLock<Vec<(&'static str, Vec<PathBuf>)>> = OnceLock::new();
+    KNOWN.get_or_init(|| {
+        super::programs::known_programs()
+            .chain(["git"])
+            .map(|name| (name, candidates(name)))
+            .collect()
+    })
 }
 
 /// Where git keeps the programs it runs itself.
