@@ -56,6 +56,8 @@ mod confine;
 mod environment;
 mod launcher;
 mod lex;
+mod mode;
+mod plan;
 mod programs;
 mod run;
 mod safety;
@@ -77,12 +79,10 @@ pub use config::ShellConfig;
 pub use confine::Landlock;
 pub use environment::{SECRET_PATTERNS, ShellEnvironment};
 pub use launcher::{LAUNCH_FLAG, run_if_launcher};
+pub use mode::{NetworkPolicy, ParseSandboxModeError, SandboxMode};
 pub use run::CappedBuffer;
 pub use safety::is_read_only_command;
-pub use sandbox::{
-    Enforcement, NetworkPolicy, ParseSandboxModeError, SandboxMode, SandboxSupport, enforcement,
-    sandbox_support, sandbox_warning,
-};
+pub use sandbox::{Enforcement, SandboxSupport, enforcement, sandbox_support, sandbox_warning};
 
 /// The shell tool.
 pub struct Shell {

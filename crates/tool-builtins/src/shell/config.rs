@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::environment::ShellEnvironment;
-use super::sandbox::{NetworkPolicy, SandboxMode, TEMP_DIRS};
+use super::mode::{NetworkPolicy, SandboxMode, TEMP_DIRS};
 
 /// How the shell tool runs commands.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use landlock::{
     RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 
-use super::launcher::Plan;
+use super::plan::Plan;
 
 /// Whether the kernel offers Landlock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use super::plan::Plan;
 
 /// The first argument that makes an executable act as the sandbox launcher.
 pub const LAUNCH_FLAG: &str = "--tool-sandbox-launch";
@@ -37,33 +37,6 @@ pub(crate) const SETUP_FAILED: i32 = 125;
 
 /// How the launcher's stderr starts when it could not build the sandbox.
 pub(crate) const SETUP_FAILED_PREFIX: &str = "sandbox setup failed: ";
-
-/// What the launcher builds before it executes the command.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub(crate) struct Plan {
-    /// Where the command may read; `None` for everywhere.
-    pub(crate) read: Option<Vec<PathBuf>>,
-    /// What the command may execute (files or directories); `None` for whatever it may read.
-    pub(crate) exec: Option<Vec<PathBuf>>,
-    /// Where the command may write (besides the devices everyone may write).
-    pub(crate) write: Vec<PathBuf>,
-    /// Whether the command may use the network.
-    pub(crate) network: bool,
-    /// Paths mounted read-only over themselves (a repository's hooks and config).
-    pub(crate) read_only: Vec<PathBuf>,
-    /// Paths a read deny rule names, each covered by `cover` (files) or an empty directory.
-    pub(crate) hidden: Vec<PathBuf>,
-    /// The file mounted over each hidden file, and the empty directory over each hidden folder.
-    pub(crate) cover: Option<(PathBuf, PathBuf)>,
-    /// Whether the process may create namespaces here (unprivileged user namespaces).
-    pub(crate) namespaces: bool,
-}
-
-impl Plan {
-    fn needs_namespaces(&self) -> bool {
-        !self.network || !self.read_only.is_empty() || !self.hidden.is_empty()
-    }
-}
 
 /// Call this first thing in `main`, before any thread starts: when the process was started as
 /// the sandbox launcher (or as its git guard), it builds the sandbox and becomes the command,
