@@ -1,0 +1,220 @@
+//! What a run is assembled from: the folder's settings as trust resolved them, the provider, the session, the agent with its sub-agents, and Ctrl-C.
+
+use super::*;
+
+pub(crate) struct Context {
+    pub(crate) cwd: PathBuf,
+    pub(crate) paths: Paths,
+    pub(crate) settings: Settings,
+    /// What the project's files would widen that does not apply (not trusted).
+    pub(crate) ignored: Vec<trust::Widening>,
+    /// The project's skills whose `allowed-tools` apply.
+    pub(crate) trusted_skills: std::collections::BTreeSet<String>,
+}
+
+impl Context {
+    /// The working directory, its paths and the settings that apply (see [`trust::resolve`]).
+    /// What the project's files would widen without the user's trust is ignored, with a note on
+    /// stderr saying what and how to trust.
+    pub(crate) fn load(trust_project: bool) -> anyhow::Result<Self> {
+        let cwd = std::env::current_dir().context("reading the working directory")?;
+        let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
+        let resolved = trust::resolve(&paths, &cwd, trust_project)?;
+        if !resolved.ignored.is_empty() {
+            eprintln!("{}", trust::ignored_note(&resolved.ignored, &cwd));
+        }
+        for refused in &resolved.refused {
+            eprintln!("note: {refused}");
+        }
+        Ok(Self {
+            cwd,
+            paths,
+            settings: resolved.settings,
+            ignored: resolved.ignored,
+            trusted_skills: resolved.skills,
+        })
+    }
+
+    /// The flags for the tool side, with what trust decided about the project's skills.
+    pub(crate) fn tool_options(&self, args: &ToolArgs) -> ToolOptions {
+        ToolOptions {
+            mode: args.permission_mode,
+            defer_tools: args.defer_tools.clone(),
+            activation: args.activation.clone(),
+            extra_roots: args.add_dir.clone(),
+            allow: args.allow.clone(),
+            deny: args.deny.clone(),
+            sandbox: args.sandbox,
+            trusted_skills: self.trusted_skills.clone(),
+        }
+    }
+
+    pub(crate) fn runtime(
+        &self,
+        args: &ToolArgs,
+        prompter: Option<Arc<dyn Prompter>>,
+    ) -> anyhow::Result<ToolRuntime> {
+        let id = "cli";
+        ToolRuntime::build(
+            &self.cwd,
+            id,
+            self.paths.sessions_dir().join(id),
+            &self.settings,
+            &self.tool_options(args),
+            prompter,
+        )
+    }
+}
+
+/// The provider from flags, then settings, then the environment.
+pub(crate) fn provider_config(
+    flags: &ProviderArgs,
+    settings: &Settings,
+) -> anyhow::Result<agent_cli::provider::ProviderConfig> {
+    use agent_cli::provider::{ProviderChoice, ProviderConfig, ProviderKind};
+    let kind = |text: Option<&String>, source: &str| -> anyhow::Result<Option<ProviderKind>> {
+        text.map(|t| {
+            t.parse::<ProviderKind>()
+                .map_err(|e| anyhow::anyhow!("{source}: {e}"))
+        })
+        .transpose()
+    };
+    let from_flags = ProviderChoice {
+        provider: kind(flags.provider.as_ref(), "--provider")?,
+        model: flags.model.clone(),
+        base_url: flags.base_url.clone(),
+    };
+    let from_settings = ProviderChoice {
+        provider: kind(settings.provider.as_ref(), "the `provider` setting")?,
+        model: settings.model.clone(),
+        base_url: settings.base_url.clone(),
+    };
+    Ok(ProviderConfig::resolve(
+        &from_flags,
+        &from_settings,
+        |name| std::env::var(name).ok(),
+    ))
+}
+
+/// The session a run continues (`--resume ID`, `--continue`) or a new one, with its messages.
+pub(crate) fn open_session(
+    ctx: &Context,
+    args: &RunArgs,
+) -> anyhow::Result<(Transcript, Vec<agent_cli::conversation::Message>)> {
+    let sessions = ctx.paths.sessions_dir();
+    if let Some(id) = &args.resume {
+        Transcript::resume(&transcript::by_id(&sessions, id)?)
+    } else if args.continue_ {
+        let path = transcript::latest(&sessions, &ctx.cwd)?
+            .context("there is no earlier session in this directory to continue; start one without --continue")?;
+        Transcript::resume(&path)
+    } else {
+        Ok((Transcript::create(&sessions, &ctx.cwd)?, Vec::new()))
+    }
+}
+
+/// The slot of the running turn's token: the first Ctrl-C cancels the turn, a second one (or
+/// one between turns) exits.
+pub(crate) fn cancel_on_ctrl_c() -> Arc<std::sync::Mutex<CancellationToken>> {
+    let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
+    let slot = Arc::clone(&turn);
+    tokio::spawn(async move {
+        let mut presses = 0u32;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            let token = slot.lock().map(|t| t.clone()).ok();
+            match token {
+                Some(token) if !token.is_cancelled() && presses == 0 => {
+                    presses += 1;
+                    token.cancel();
+                    eprintln!("\n(cancelling; press Ctrl-C again to exit)");
+                }
+                _ => std::process::exit(130),
+            }
+        }
+    });
+    turn
+}
+
+/// The agent for a run: the provider, the window and threshold, the output limit and prices
+/// from the settings, and the project instructions in the system prompt.
+pub(crate) fn build_agent(
+    ctx: &Context,
+    args: &RunArgs,
+    runtime: ToolRuntime,
+    transcript: Transcript,
+    messages: Vec<agent_cli::conversation::Message>,
+) -> anyhow::Result<Agent> {
+    let settings = &ctx.settings;
+    let config = provider_config(&args.provider, settings)?;
+    let model = config.model.clone();
+    let provider = agent_cli::provider::build(&config)?;
+    let structured = match &args.output_schema {
+        Some(path) => {
+            let tool = StructuredOutput::new(structured::load_schema(path)?);
+            let slot = tool.slot();
+            runtime.registry.register(Arc::new(tool))?;
+            runtime.pool.sync();
+            Some(slot)
+        }
+        None => None,
+    };
+    let meter = Meter::new(settings.prices.clone());
+    install_subagents(ctx, &runtime, &provider, &model, &meter)?;
+    let files = instructions::files(&ctx.cwd, &ctx.paths.user_dir);
+    let sources = instructions::load(&files, instructions::DEFAULT_BUDGET);
+    let mut agent = Agent::new(provider, runtime, transcript, messages, model.clone())
+        .with_meter(meter)
+        .with_instructions(instructions::prompt_section(
+            &sources,
+            instructions::DEFAULT_BUDGET,
+        ));
+    agent.window = Window {
+        tokens: usage::context_window(&model, settings.context_window),
+        threshold: settings
+            .compact_threshold
+            .unwrap_or(compaction::DEFAULT_THRESHOLD),
+    };
+    if let Some(max_tokens) = settings.max_tokens {
+        agent.max_tokens = max_tokens;
+    }
+    if let Some(slot) = structured {
+        agent.expect_structured_output(slot);
+    }
+    Ok(agent)
+}
+
+/// The `agent` tool, with the agent types of this folder and of the user (a file that cannot be
+/// used is a warning, not a failure); what sub-agents spend is added to the session's meter.
+pub(crate) fn install_subagents(
+    ctx: &Context,
+    runtime: &ToolRuntime,
+    provider: &Arc<dyn agent_cli::provider::Provider>,
+    model: &str,
+    meter: &Meter,
+) -> anyhow::Result<()> {
+    let types = AgentTypes::load(&AgentTypes::folders(&ctx.cwd, &ctx.paths.user_dir));
+    for warning in &types.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let spent: UsageHook = {
+        let meter = meter.clone();
+        Arc::new(move |model: &str, usage| {
+            meter.record(model, usage);
+        })
+    };
+    subagent::install(
+        runtime,
+        types,
+        Arc::clone(provider),
+        model.to_owned(),
+        Some(spent),
+    )
+}
+
+pub(crate) fn fresh_token(turn: &std::sync::Mutex<CancellationToken>) -> CancellationToken {
+    let token = CancellationToken::new();
+    if let Ok(mut slot) = turn.lock() {
+        *slot = token.clone();
+    }
+    token
+}

@@ -1,0 +1,291 @@
+//! The interactive front end: the trust question, the prompt loop, slash commands, `@path` attachments, the recap of a resumed session and the terminal's rendering of events.
+
+use super::*;
+
+/// Interactive start in a folder whose files would widen something not yet approved: one prompt
+/// listing exactly what, answered trust or not now. "Trust" approves the items shown, not the
+/// files as they are by then.
+pub(crate) async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let paths = Paths::new(&cwd, &|name| std::env::var(name).ok());
+    let pending = trust::pending(&paths, &cwd)?;
+    if pending.is_empty() {
+        return Ok(());
+    }
+    eprint!("{}", ui::trust_prompt_text(&cwd, &pending));
+    let _ = std::io::stderr().flush();
+    let answer = input.lock().await.next_line().await?;
+    if answer.is_some_and(|a| matches!(a.trim(), "t" | "trust" | "y" | "yes")) {
+        trust::approve(&paths, &cwd, &pending)?;
+        eprintln!("trusted {}", cwd.display());
+    }
+    Ok(())
+}
+
+pub(crate) async fn interactive_mode(
+    agent: &mut Agent,
+    input: ui::InputLines,
+    turn: &std::sync::Mutex<CancellationToken>,
+    origins: &RuleSources,
+) -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "agent-cli · session {} · {} tools loaded, {} deferred · /help lists commands · Ctrl-C cancels a turn, Ctrl-D exits",
+        agent.session_id(),
+        agent.runtime.pool.request_tools().tools.len(),
+        agent.runtime.pool.deferred_names().len()
+    );
+    print_recap(agent);
+    let observer = terminal_observer();
+    loop {
+        eprint!("\n> ");
+        let _ = std::io::stderr().flush();
+        let line = input.lock().await.next_line().await?;
+        let Some(line) = line else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match Slash::parse(&line) {
+            Some(Ok(Slash::Exit)) => return Ok(ExitCode::SUCCESS),
+            Some(Ok(command)) => {
+                let token = fresh_token(turn);
+                match slash(agent, command, &token, &observer, origins).await {
+                    Ok(text) => println!("{text}"),
+                    Err(err) => eprintln!("error: {err:#}"),
+                }
+                continue;
+            }
+            Some(Err(message)) => {
+                eprintln!("{message}");
+                continue;
+            }
+            None => {}
+        }
+        let token = fresh_token(turn);
+        attach_files(agent, &line);
+        match agent.run_turn(line.trim(), &token, &observer).await {
+            Ok(report) => {
+                println!();
+                match report.outcome {
+                    Outcome::Done => {}
+                    Outcome::MaxTurns => {
+                        eprintln!("(stopped after {} model requests)", report.requests)
+                    }
+                    Outcome::Cancelled => eprintln!("(turn cancelled)"),
+                }
+                eprintln!(
+                    "{}",
+                    turn_usage_line(&report.costed(), &agent.session_usage())
+                );
+            }
+            Err(err) => eprintln!("\nerror: {err:#}"),
+        }
+    }
+}
+
+/// A resumed session's conversation so far (from its latest summary on), with what each
+/// sub-agent did, so the user sees where the work stands before the first prompt.
+pub(crate) fn print_recap(agent: &Agent) {
+    if agent.messages().is_empty() {
+        return;
+    }
+    let registry = &agent.runtime.registry;
+    let describe = |name: &str, input: &serde_json::Value| {
+        registry
+            .get(name)
+            .and_then(|entry| entry.tool().activity(input))
+            .unwrap_or_else(|| format!("{name} {input}"))
+    };
+    let lines = agent_cli::recap::recap(
+        agent.messages(),
+        agent.runtime.session.dir(),
+        &describe,
+        RECAP_LINES,
+    );
+    eprintln!("── the conversation so far ──");
+    for line in lines {
+        eprintln!("{line}");
+    }
+    eprintln!("──");
+}
+
+/// How many lines of a resumed conversation are shown at the start.
+pub(crate) const RECAP_LINES: usize = 40;
+
+/// Attaches the files the prompt's `@path` words name to the next message, saying on stderr
+/// which could not be attached and why.
+pub(crate) fn attach_files(agent: &mut Agent, prompt: &str) {
+    let cwd = agent.runtime.session.cwd().to_path_buf();
+    let rules = agent.runtime.permissions.rules();
+    let read_file = agent.runtime.registry.get("read_file");
+    let denied = |path: &Path| {
+        read_file.as_ref().is_some_and(|entry| {
+            let input = serde_json::json!({ "path": path });
+            rules
+                .deny
+                .iter()
+                .any(|rule| rule.matches(entry.tool().as_ref(), &input, &cwd))
+        })
+    };
+    let (blocks, notes) = agent_cli::attachments::attach(prompt, &cwd, &denied);
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    agent.attach(blocks);
+}
+
+/// The line after each turn: its tokens and cost, and the session's cost so far.
+pub(crate) fn turn_usage_line(turn: &usage::Costed, session: &usage::Costed) -> String {
+    let mut line = format!("  tokens: {}", turn.line());
+    if let Some(cost) = session.cost_usd {
+        line.push_str(&format!(" (session ${cost:.4})"));
+    }
+    line
+}
+
+/// Runs a slash command; returns what to print.
+pub(crate) async fn slash(
+    agent: &mut Agent,
+    command: Slash,
+    cancel: &CancellationToken,
+    observer: &Observer,
+    origins: &RuleSources,
+) -> anyhow::Result<String> {
+    Ok(match command {
+        Slash::Help => commands::HELP.to_owned(),
+        Slash::Clear => {
+            agent.clear()?;
+            "(conversation cleared: the next message starts afresh)".to_owned()
+        }
+        Slash::Compact(keep) => {
+            let spent = agent.compact_now(keep.as_deref(), cancel, observer).await?;
+            format!("  tokens: {}", spent.line())
+        }
+        Slash::Context => commands::context_report(agent),
+        Slash::Cost => commands::cost_report(agent),
+        Slash::Tools => commands::tools_report(agent),
+        Slash::Mcp => commands::mcp_report(agent),
+        Slash::Model(Some(model)) => {
+            agent.window.tokens = usage::context_window(&model, origins.context_window);
+            agent.set_model(model);
+            format!(
+                "(later requests go to {}, whose context window is taken as {} tokens)",
+                agent.model(),
+                agent.window.tokens
+            )
+        }
+        Slash::Model(None) => format!("model: {}", agent.model()),
+        Slash::Permissions => commands::permissions_report(
+            agent.runtime.session.mode(),
+            &agent.runtime.permissions.rules(),
+            &origins.origins,
+            &origins.waiting,
+        ),
+        Slash::Exit => String::new(),
+    })
+}
+
+/// Where the permission rules in force came from, for `/permissions`.
+pub(crate) struct RuleSources {
+    pub(crate) origins: Vec<commands::RuleOrigin>,
+    /// The project's allow rules that wait for trust.
+    pub(crate) waiting: Vec<tool_core::PermissionRule>,
+    /// The `contextWindow` setting, which holds for any model `/model` picks.
+    pub(crate) context_window: Option<usize>,
+}
+
+impl RuleSources {
+    pub(crate) fn load(ctx: &Context, args: &ToolArgs) -> anyhow::Result<Self> {
+        let user = Settings::load(&ctx.paths.user_settings())?.rules();
+        let project = trust::ProjectFiles::load(&ctx.paths, &ctx.cwd)?
+            .settings
+            .rules();
+        let flags = tool_core::PermissionRules::parse(
+            &args.allow.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+            &args.deny.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
+        let kept = trust::project_rules(&ctx.paths, &ctx.cwd)?;
+        let kept = tool_core::PermissionRules {
+            allow: kept,
+            ..tool_core::PermissionRules::default()
+        };
+        let waiting = ctx
+            .ignored
+            .iter()
+            .filter_map(|item| match item {
+                trust::Widening::Allow(rule) => Some(rule.clone()),
+                _ => None,
+            })
+            .collect();
+        let origin = |origin: String, rules| commands::RuleOrigin { origin, rules };
+        Ok(Self {
+            origins: vec![
+                origin("command line".to_owned(), flags),
+                origin(
+                    format!(
+                        "allowed in this project (your choice, kept in {})",
+                        trust::TrustStore::new(&ctx.paths).path().display()
+                    ),
+                    kept,
+                ),
+                origin(
+                    format!(
+                        "project settings ({})",
+                        ctx.paths.project_settings().display()
+                    ),
+                    project,
+                ),
+                origin(
+                    format!("user settings ({})", ctx.paths.user_settings().display()),
+                    user,
+                ),
+            ],
+            waiting,
+            context_window: ctx.settings.context_window,
+        })
+    }
+}
+
+/// What the interactive mode shows while a turn runs: streamed text on stdout, tool progress,
+/// results, retries and compactions on stderr.
+pub(crate) fn terminal_observer() -> Observer {
+    // Streamed text may stop mid-line; a status line must then start on a line of its own.
+    let mid_line = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let end_line = {
+        let mid_line = Arc::clone(&mid_line);
+        move || {
+            if mid_line.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                println!();
+            }
+        }
+    };
+    Arc::new(move |event: AgentEvent| match event {
+        AgentEvent::Text { text } => {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+            mid_line.store(!text.ends_with('\n'), std::sync::atomic::Ordering::Relaxed);
+        }
+        AgentEvent::Tool { event } => {
+            end_line();
+            ui::print_event(&event);
+        }
+        AgentEvent::ToolResult { name, result } => {
+            end_line();
+            ui::print_result(&name, &result);
+        }
+        AgentEvent::Retrying { attempt, reason } => {
+            eprintln!("  (retrying, attempt {attempt}: {reason})")
+        }
+        AgentEvent::Compacted { .. } => {
+            end_line();
+            eprintln!("  {}", ui::compaction_text(&event));
+        }
+        AgentEvent::CompactionFailed { reason } => {
+            end_line();
+            eprintln!("  (the conversation could not be compacted: {reason})");
+        }
+        AgentEvent::Thinking { .. } | AgentEvent::Message { .. } => {}
+    })
+}

@@ -1,0 +1,64 @@
+//! A run without a subcommand: the session assembled, then print mode or the interactive front end.
+
+use super::*;
+
+/// Asks about trust (interactive), loads the settings, opens or resumes the session, builds the
+/// agent, then answers one task (`-p`) or runs the interactive loop.
+pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
+    let interactive = args.print.is_none();
+    let input = ui::input_lines();
+    if interactive && !trust_project {
+        ask_trust(&input).await?;
+    }
+    let ctx = Context::load(trust_project)?;
+    let prompter: Option<Arc<dyn Prompter>> = interactive.then(|| {
+        Arc::new(ui::TerminalPrompter::new(
+            Arc::clone(&input),
+            ctx.paths.clone(),
+            ctx.cwd.clone(),
+        )) as Arc<dyn Prompter>
+    });
+    let (transcript, messages) = open_session(&ctx, &args)?;
+    let session_dir = ctx.paths.sessions_dir().join(transcript.id());
+    let sandbox = args
+        .tools
+        .sandbox
+        .or(ctx.settings.sandbox.mode)
+        .unwrap_or_default();
+    if let Some(warning) = tool_builtins::sandbox_warning(sandbox) {
+        eprintln!("warning: {warning}");
+    }
+    let runtime = ToolRuntime::build(
+        &ctx.cwd,
+        transcript.id(),
+        session_dir,
+        &ctx.settings,
+        &ctx.tool_options(&args.provider_tools()),
+        prompter,
+    )?;
+    if let Some(manager) = &runtime.mcp {
+        if interactive {
+            tokio::spawn(ui::report_mcp_states(manager.watch_states()));
+        } else {
+            // A one-shot task has no later turn in which late tools could be used, so print mode
+            // waits for the servers (each is bounded by its connect timeout; a broken one fails
+            // fast) before the first request.
+            runtime.settle_mcp().await;
+        }
+    }
+    let mut agent = build_agent(&ctx, &args, runtime, transcript, messages)?;
+    agent.max_turns = args.max_turns;
+
+    let turn = cancel_on_ctrl_c();
+
+    match args.print {
+        Some(task) => {
+            let structured = args.output_schema.is_some();
+            print_mode(&mut agent, &task, args.output_format, &turn, structured).await
+        }
+        None => {
+            let origins = RuleSources::load(&ctx, &args.tools)?;
+            interactive_mode(&mut agent, input, &turn, &origins).await
+        }
+    }
+}
