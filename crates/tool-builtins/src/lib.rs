@@ -67,9 +67,9 @@ use grep::Grep;
 use plan_mode::{EnterPlanMode, ExitPlanMode, PlanState};
 use read_file::ReadFile;
 pub use shell::{
-    CappedBuffer, Enforcement, LAUNCH_FLAG, Landlock, NetworkPolicy, ParseSandboxModeError,
-    SECRET_PATTERNS, SandboxMode, SandboxSupport, Shell, ShellConfig, ShellEnvironment, ShellInput,
-    enforcement, is_read_only_command, run_if_launcher, sandbox_support, sandbox_warning,
+    Enforcement, LAUNCH_FLAG, Landlock, NetworkPolicy, ParseSandboxModeError, SECRET_PATTERNS,
+    SandboxMode, SandboxSupport, Shell, ShellConfig, ShellEnvironment, ShellInput, enforcement,
+    run_if_launcher, sandbox_support, sandbox_warning,
 };
 pub use text::MAX_OUTPUT_CHARS;
 use todo::TodoWrite;
@@ -79,20 +79,6 @@ pub use web_fetch::WebFetchConfig;
 use write_file::WriteFile;
 
 use workspace::Workspace;
-
-/// The names of the built-in tools, in the order [`Builtins::tools`] returns them.
-pub const TOOL_NAMES: [&str; 10] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "shell",
-    "web_fetch",
-    "enter_plan_mode",
-    "exit_plan_mode",
-    "todo_write",
-];
 
 /// Builds the built-in tools with one configuration and shared state.
 #[derive(Debug, Clone, Default)]
@@ -161,7 +147,8 @@ impl Builtins {
         &self.todos
     }
 
-    /// Every built-in tool, in the order of [`TOOL_NAMES`].
+    /// Every built-in tool: read_file, write_file, edit_file, glob, grep, shell, web_fetch,
+    /// enter_plan_mode, exit_plan_mode and todo_write, in that order.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let workspace = Arc::new(self.workspace.clone());
         vec![

@@ -80,8 +80,7 @@ pub use confine::Landlock;
 pub use environment::{SECRET_PATTERNS, ShellEnvironment};
 pub use launcher::{LAUNCH_FLAG, run_if_launcher};
 pub use mode::{NetworkPolicy, ParseSandboxModeError, SandboxMode};
-pub use run::CappedBuffer;
-pub use safety::is_read_only_command;
+use safety::is_read_only_command;
 pub use sandbox::{Enforcement, SandboxSupport, enforcement, sandbox_support, sandbox_warning};
 
 /// The shell tool.

@@ -110,7 +110,7 @@ pub fn file_name_of_id(tool_use_id: &str) -> String {
 
 /// Splits `text` into its first `head` characters, the number of characters between, and its last
 /// `tail` characters (on character boundaries).
-pub fn head_and_tail(text: &str, head: usize, tail: usize) -> (&str, usize, &str) {
+pub(crate) fn head_and_tail(text: &str, head: usize, tail: usize) -> (&str, usize, &str) {
     let total = text.chars().count();
     if total <= head + tail {
         return (text, 0, "");

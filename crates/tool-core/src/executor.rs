@@ -20,7 +20,7 @@ use crate::result::ToolResult;
 use crate::tool::{self, PreparedCall};
 
 /// The most calls of one message that run at the same time.
-pub const MAX_CONCURRENT_CALLS: usize = 10;
+pub(crate) const MAX_CONCURRENT_CALLS: usize = 10;
 
 /// Finds the closest tool names for an unknown one. The registry's own edit-distance suggester is
 /// the default; tool-pool's `ToolPool::suggester` answers through tool search.

@@ -74,13 +74,11 @@ mod tool;
 mod typed;
 
 pub use batch::Batch;
-pub use budget::{
-    RESULTS_DIR, ResultBudget, file_name_of_id, head_and_tail, result_path, truncate_middle,
-};
+pub use budget::{RESULTS_DIR, ResultBudget, file_name_of_id, result_path, truncate_middle};
 pub use call::ToolCall;
 pub use context::{ExecutionEvent, Session, ToolContext};
 pub use error::CoreError;
-pub use executor::{Executor, ExecutorBuilder, MAX_CONCURRENT_CALLS, NameSuggester};
+pub use executor::{Executor, ExecutorBuilder, NameSuggester};
 pub use hooks::{
     CommandHook, HookCall, PostHookOutcome, PostToolHook, PreHookOutcome, PreToolHook,
 };

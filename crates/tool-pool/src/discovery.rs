@@ -64,11 +64,6 @@ impl Discovered {
     pub fn len(&self) -> usize {
         self.order.len()
     }
-
-    /// Whether none is held.
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
 }
 
 #[cfg(test)]

@@ -51,7 +51,6 @@ mod suggest;
 mod tools;
 
 pub use config::{DEFAULT_CORE_TOOLS, EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
-pub use discovery::Discovered;
 pub use error::PoolError;
 pub use mode::{Activation, CharEstimate, DeferralMode, TokenCounter};
 pub use pool::{RequestTools, ToolDeclaration, ToolPool};

@@ -294,7 +294,7 @@ async fn drain(mut pipe: impl AsyncRead + Unpin, buffer: Arc<Mutex<CappedBuffer>
 /// Keeps the first `head` and the last `tail` bytes of a stream and counts the rest, so memory
 /// stays bounded however much a command prints.
 #[derive(Debug)]
-pub struct CappedBuffer {
+pub(crate) struct CappedBuffer {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     head_cap: usize,

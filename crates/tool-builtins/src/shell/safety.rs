@@ -84,7 +84,7 @@ const SAFE_ASSIGNMENTS: &[&str] = &[
 /// newlines) is a known read-only program with only safe options, it expands nothing, and it
 /// redirects nothing but into `/dev/null`, between descriptors, or from a file. Anything unsure
 /// is not read-only: a wrong "no" costs a confirmation, a wrong "yes" an unchecked write.
-pub fn is_read_only_command(command: &str) -> bool {
+pub(crate) fn is_read_only_command(command: &str) -> bool {
     let Ok(tokens) = tokenize(command) else {
         return false;
     };
