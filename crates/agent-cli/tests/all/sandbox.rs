@@ -239,3 +239,45 @@ async fn approved_commands_keep_git_hooks_and_config_and_the_network_rule() {
     assert!(results[2].0, "{results:?}");
     assert_eq!(project.read("notes.txt"), "kept\n");
 }
+
+/// `doctor` reports each enforcement, on or off with the reason, as the settings and the machine
+/// make it.
+#[tokio::test]
+async fn doctor_reports_each_enforcement() {
+    let project = Project::new();
+    std::fs::write(
+        project.home().join("settings.json"),
+        r#"{"sandbox": {"network": "deny"}, "permissions": {"deny": ["read_file(.env)"]}}"#,
+    )
+    .unwrap();
+    let output = run(project.command().arg("doctor")).await;
+    assert_success(&output);
+    let text = stdout(&output);
+    for name in [
+        "commands that run without asking: ",
+        "file system: ",
+        "network: ",
+        "read deny rules: on",
+        "environment: on (removed from commands: names like *KEY*",
+    ] {
+        assert!(text.contains(name), "{name}\n{text}");
+    }
+    if sandbox_here() {
+        assert!(
+            text.contains("commands that run without asking: on"),
+            "{text}"
+        );
+        assert!(
+            text.contains("network: on (approved commands run in a network namespace"),
+            "{text}"
+        );
+        assert!(
+            text.contains("hidden from shell commands by the sandbox"),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("ANTHROPIC_API_KEY"),
+        "the withheld key is named: {text}"
+    );
+}
