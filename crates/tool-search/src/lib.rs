@@ -29,6 +29,8 @@
 //! ```
 
 mod batch;
+#[cfg(feature = "embeddings")]
+mod dense;
 mod document;
 mod error;
 mod index;
@@ -38,6 +40,11 @@ mod stem_table;
 mod stem_table_format;
 mod tokenizer;
 
+#[cfg(feature = "embeddings")]
+pub use dense::{
+    DenseIndex, Embedder, EmbeddingError, EncoderOptions, Fusion, HybridExplanation, HybridIndex,
+    ModelKey, Pooling, SentenceEncoder, Side, document_text,
+};
 pub use document::{Field, FieldWeights, Parameter, ToolDocument};
 pub use error::SearchError;
 pub use index::{
