@@ -45,6 +45,12 @@ impl Fusion {
         weight / (self.k + rank as f32)
     }
 
+    /// The fused ranking of two rankings (names, best first): every name of either, best
+    /// first.
+    pub fn rank<'a>(&self, lexical: &[&'a str], dense: &[&'a str]) -> Vec<&'a str> {
+        self.fuse(lexical, dense).into_iter().map(|f| f.name).collect()
+    }
+
     /// Fuses `lexical` and `dense` (names, best first), best first; ties go to the better
     /// lexical rank, then the name.
     pub(crate) fn fuse<'a>(&self, lexical: &[&'a str], dense: &[&'a str]) -> Vec<Fused<'a>> {

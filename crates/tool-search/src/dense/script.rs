@@ -16,18 +16,23 @@ fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FA1F) // CJK Extensions B to F, Compatibility Supplement
 }
 
-/// Whether at least a third of the letters and digits of `text` are CJK characters (so a
-/// Chinese request that names an English product still counts, and an English one that quotes
-/// a Chinese word does not).
+/// Whether `text` has at least as many CJK characters as other words (a CJK character
+/// carries about a word's meaning): a Chinese request that names files and settings in English
+/// still counts, an English one that quotes a Chinese word does not.
 pub(crate) fn mostly_cjk(text: &str) -> bool {
-    let (mut cjk, mut all) = (0usize, 0usize);
-    for c in text.chars().filter(|c| c.is_alphanumeric()) {
-        all += 1;
+    let (mut cjk, mut words, mut in_word) = (0usize, 0usize, false);
+    for c in text.chars() {
         if is_cjk(c) {
             cjk += 1;
+            in_word = false;
+        } else if c.is_alphanumeric() {
+            words += usize::from(!in_word);
+            in_word = true;
+        } else {
+            in_word = false;
         }
     }
-    cjk > 0 && cjk * 3 >= all
+    cjk > 0 && cjk >= words
 }
 
 /// Whether the model card (`README.md`, its YAML front matter) lists a language written in CJK
@@ -79,6 +84,10 @@ mod tests {
         assert!(mostly_cjk("用 GitHub 创建一个问题"));
         assert!(mostly_cjk("ファイルを読む"));
         assert!(!mostly_cjk("translate 你好 into English for the customer"));
+        // ultratool-zh: long English names and settings inside a Chinese request.
+        assert!(mostly_cjk(
+            "我需要修改服务器上的配置文件config.json，将数据库连接字符串改为\"db_connection\": \"Server:localhost;Database:mydb;User:myuser;Password:mypass\"。然后删除一个叫做old_config_bak.json的备份文件。"
+        ));
         assert!(!mostly_cjk("read a file"));
         assert!(!mostly_cjk("???"));
     }

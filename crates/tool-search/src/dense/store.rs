@@ -4,7 +4,7 @@
 //! the model ([`ModelKey`]): a tool whose text has not changed is never embedded twice, and a
 //! changed description, a different model or other prefixes simply miss. A removed tool's row
 //! stays, unowned, so that the tool coming back (a server that reconnects) costs nothing; rows
-//! nobody owns are dropped once they outnumber the owned ones.
+//! this index does not own are dropped once they outnumber the owned ones by [`SPARE_ROWS`].
 //!
 //! The file: `TSEMB001`, the model key (32 bytes), the dimension (u32), then one record per
 //! row: the content key (16 bytes) and the vector (f32), all little-endian. It is written whole
@@ -21,8 +21,11 @@ use super::EmbeddingError;
 
 const MAGIC: &[u8; 8] = b"TSEMB001";
 const HEADER: usize = 8 + 32 + 4;
-/// Unowned rows are dropped when there are more of them than owned rows plus this many.
-const SPARE_ROWS: usize = 4_096;
+/// Unowned rows are dropped when there are more of them than owned rows plus this many: a
+/// cache folder is shared by every catalogue that names it (several projects' agents, the six
+/// benchmark sets), so the rows one index does not own are mostly another's, kept up to about
+/// 30 MB at 384 dimensions.
+const SPARE_ROWS: usize = 20_000;
 
 /// Identifies a model and everything that changes its vectors (weights, tokenizer, pooling,
 /// prefixes, length): embeddings are cached per model key.
