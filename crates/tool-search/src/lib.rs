@@ -6,7 +6,11 @@
 //! - [`SearchIndex`]: an inverted index over weighted fields, updated in place when tools come and
 //!   go, scored with BM25+ or TF-IDF cosine ([`Scorer`]), with a CJK gate against single shared
 //!   character pairs, and [`SearchIndex::explain`];
-//! - [`Query`]: keywords, `+required`, `select:A,B`, `discover:words`, `mcp__server`.
+//! - [`Query`]: keywords, `+required`, `select:A,B`, `discover:words`, `mcp__server`;
+//! - with the `embeddings` feature (off by default; it brings candle and tokenizers):
+//!   `SentenceEncoder` (a sentence-transformers BERT-family model from a folder), `DenseIndex`
+//!   (the tools' vectors, cached on disk by content and model) and `HybridIndex` (both sides
+//!   updated together, keyword queries fused by weighted reciprocal rank, `explain` of both).
 //!
 //! ```
 //! use tool_search::{Parameter, SearchIndex, ToolDocument};

@@ -21,7 +21,11 @@ mod without_model {
         }
     }
 
-    pub fn engine(name: &str, _set: &Set, model: Option<&Model>) -> anyhow::Result<Box<dyn Engine>> {
+    pub fn engine(
+        name: &str,
+        _set: &Set,
+        model: Option<&Model>,
+    ) -> anyhow::Result<Box<dyn Engine>> {
         match model {
             Some(never) => match *never {},
             None => anyhow::bail!("the {name} configuration needs --embeddings DIR"),
@@ -92,7 +96,11 @@ mod with_model {
                 return Vec::new();
             };
             let ranked = self.0.rank(&vector);
-            ranked.into_iter().take(k).map(|(n, _)| n.to_owned()).collect()
+            ranked
+                .into_iter()
+                .take(k)
+                .map(|(n, _)| n.to_owned())
+                .collect()
         }
 
         fn add(&mut self, docs: &[ToolDocument]) -> anyhow::Result<()> {
@@ -177,7 +185,11 @@ mod with_model {
             .iter()
             .map(|case| {
                 let lexical = index.lexical().run(&keywords(&case.query), all);
-                let lexical = lexical.hits.into_iter().map(|h| (h.name, h.score)).collect();
+                let lexical = lexical
+                    .hits
+                    .into_iter()
+                    .map(|h| (h.name, h.score))
+                    .collect();
                 let dense = index.dense().query_vector(&case.query)?.map(|vector| {
                     let ranked = index.dense().rank(&vector);
                     ranked.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()
@@ -192,8 +204,9 @@ mod with_model {
     fn write_lists(dir: &Path, set: &Set, lists: &Lists) -> anyhow::Result<()> {
         use std::io::Write as _;
         std::fs::create_dir_all(dir)?;
-        let mut file =
-            std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{}.jsonl", set.name)))?);
+        let mut file = std::io::BufWriter::new(std::fs::File::create(
+            dir.join(format!("{}.jsonl", set.name)),
+        )?);
         for (case, (lexical, dense)) in set.cases.iter().zip(lists) {
             let cut = |l: &[(String, f32)]| l.iter().take(200).cloned().collect::<Vec<_>>();
             let line = serde_json::json!({
@@ -208,16 +221,39 @@ mod with_model {
     const WEIGHTS: [f32; 9] = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0];
     const KS: [f32; 3] = [10.0, 30.0, 60.0];
 
+    /// The fusions swept: a constant dense share at each weight and k, then shares that follow
+    /// the lexical match (strong-match weight, weak-match weight, bar per word) at k 10.
+    fn grid() -> Vec<Fusion> {
+        let mut grid: Vec<Fusion> = WEIGHTS
+            .iter()
+            .flat_map(|&w| KS.iter().map(move |&k| Fusion::constant(w, k)))
+            .collect();
+        for strong_match in [0.4, 0.6, 0.8, 1.0] {
+            for (dense_weight, weak_match_dense_weight) in
+                [(0.3, 0.6), (0.3, 0.7), (0.3, 0.8), (0.2, 0.6)]
+            {
+                grid.push(Fusion {
+                    dense_weight,
+                    weak_match_dense_weight,
+                    strong_match,
+                    k: 10.0,
+                });
+            }
+        }
+        grid
+    }
+
     /// Mean nDCG@10 of `fusion` over the cases of one half (`half` 0: even positions, 1: odd).
     fn half_ndcg(set: &Set, lists: &Lists, fusion: Fusion, half: usize) -> f64 {
         let mut total = 0.0;
         let mut n = 0usize;
-        for (case, (lexical, dense)) in set.cases.iter().zip(lists).skip(half).step_by(2) {
-            let lexical: Vec<&str> = lexical.iter().map(|(n, _)| n.as_str()).collect();
+        for (case, (lexical_scores, dense)) in set.cases.iter().zip(lists).skip(half).step_by(2) {
+            let lexical: Vec<&str> = lexical_scores.iter().map(|(n, _)| n.as_str()).collect();
             let ranked: Vec<String> = match dense {
                 Some(dense) => {
                     let dense: Vec<&str> = dense.iter().map(|(n, _)| n.as_str()).collect();
-                    let fused = fusion.rank(&lexical, &dense);
+                    let top = lexical_scores.first().map(|(_, s)| *s);
+                    let fused = fusion.rank(fusion.weight(&case.query, top), &lexical, &dense);
                     fused.into_iter().take(10).map(str::to_owned).collect()
                 }
                 None => lexical.iter().take(10).map(|s| (*s).to_owned()).collect(),
@@ -230,44 +266,49 @@ mod with_model {
 
     /// Prints nDCG@10 per set and half for a grid of fusions, and the best on each half.
     pub fn sweep(sets: &[Set], model: &Model, lists_out: Option<&Path>) -> anyhow::Result<()> {
-        let all: Vec<Lists> = sets.iter().map(|s| lists(s, model)).collect::<anyhow::Result<_>>()?;
+        let all: Vec<Lists> = sets
+            .iter()
+            .map(|s| lists(s, model))
+            .collect::<anyhow::Result<_>>()?;
         if let Some(dir) = lists_out {
             for (set, lists) in sets.iter().zip(&all) {
                 write_lists(dir, set, lists)?;
             }
         }
-        println!("## Fusion sweep (nDCG@10 on the dev queries' halves: A = even positions, B = odd)\n");
-        print!("| dense weight | k |");
+        println!(
+            "## Fusion sweep (nDCG@10 on the dev queries' halves: A = even positions, B = odd)\n"
+        );
+        print!("| dense weight (strong / weak match) | bar | k |");
         for set in sets {
             print!(" {} A | {} B |", set.name, set.name);
         }
         println!(" mean A | mean B |");
-        println!("|{}", " --- |".repeat(4 + 2 * sets.len()));
-        let mut best: [(f64, f32, f32); 2] = [(0.0, 0.0, 0.0); 2];
-        for w in WEIGHTS {
-            for k in KS {
-                let fusion = Fusion { dense_weight: w, k };
-                print!("| {w:.1} | {k} |");
-                let mut means = [0.0; 2];
-                for (set, lists) in sets.iter().zip(&all) {
-                    for half in 0..2 {
-                        let v = half_ndcg(set, lists, fusion, half);
-                        means[half] += v / sets.len() as f64;
-                        print!(" {v:.3} |");
-                    }
+        println!("|{}", " --- |".repeat(5 + 2 * sets.len()));
+        let mut best: [(f64, Fusion); 2] = [(0.0, Fusion::default()); 2];
+        for fusion in grid() {
+            print!(
+                "| {:.1} / {:.1} | {:.1} | {} |",
+                fusion.dense_weight, fusion.weak_match_dense_weight, fusion.strong_match, fusion.k
+            );
+            let mut means = [0.0; 2];
+            for (set, lists) in sets.iter().zip(&all) {
+                for (half, mean) in means.iter_mut().enumerate() {
+                    let v = half_ndcg(set, lists, fusion, half);
+                    *mean += v / sets.len() as f64;
+                    print!(" {v:.3} |");
                 }
-                println!(" {:.3} | {:.3} |", means[0], means[1]);
-                for half in 0..2 {
-                    if means[half] > best[half].0 {
-                        best[half] = (means[half], w, k);
-                    }
+            }
+            println!(" {:.3} | {:.3} |", means[0], means[1]);
+            for (mean, best) in means.iter().zip(best.iter_mut()) {
+                if *mean > best.0 {
+                    *best = (*mean, fusion);
                 }
             }
         }
         println!();
-        for (half, (mean, w, k)) in best.iter().enumerate() {
+        for (half, (mean, fusion)) in best.iter().enumerate() {
             println!(
-                "best on half {}: dense weight {w:.1}, k {k} (mean {mean:.3})",
+                "best on half {}: {fusion:?} (mean {mean:.3})",
                 ["A", "B"][half]
             );
         }
@@ -294,7 +335,9 @@ mod with_model {
             "## Hybrid speed ({} queries, 3 passes; builds embed on every core rayon has)\n",
             queries.len()
         );
-        println!("| tools | first build (embedding) | second build (cache) | query p50 | query p99 | memory/tool (lexical + dense) | add 50-tool server | remove it |");
+        println!(
+            "| tools | first build (embedding) | second build (cache) | query p50 | query p99 | memory/tool (lexical + dense) | add 50-tool server | remove it |"
+        );
         println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
         for &size in sizes {
             let docs = speed::corpus(sets, size);
@@ -310,7 +353,10 @@ mod with_model {
             let started = Instant::now();
             let index = fresh(&cache)?;
             let second = started.elapsed();
-            anyhow::ensure!(index.dense().embedded() == 0, "the second build embedded again");
+            anyhow::ensure!(
+                index.dense().embedded() == 0,
+                "the second build embedded again"
+            );
             let bytes = alloc::allocated().saturating_sub(before) as f64 / size as f64;
             let mut engine = Hybrid(index);
             let mut times = Vec::new();
@@ -354,8 +400,10 @@ mod with_model {
 
     /// An empty folder for one size's cache.
     fn tempfile_dir(size: usize) -> anyhow::Result<PathBuf> {
-        let dir = crate::tidy::workspace_root()?
-            .join(format!("target/bench-search/speed-cache-{size}-{}", std::process::id()));
+        let dir = crate::tidy::workspace_root()?.join(format!(
+            "target/bench-search/speed-cache-{size}-{}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
         Ok(dir)

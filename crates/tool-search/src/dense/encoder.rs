@@ -242,37 +242,37 @@ struct Settings {
 
 impl Settings {
     fn read(folder: &Path, options: EncoderOptions, config: &NetworkConfig) -> Self {
-            let st: Option<SentenceTransformersConfig> =
-                optional_json(folder, "config_sentence_transformers.json");
-            let prompt = |names: &[&str]| {
-                st.as_ref()
-                        .and_then(|c| names.iter().find_map(|n| c.prompts.get(*n).cloned()))
-            };
-            let query_prefix = options
-                .query_prefix
-                .or_else(|| prompt(&["query"]))
-                .unwrap_or_default();
-            let document_prefix = options
-                .document_prefix
-                .or_else(|| prompt(&["document", "passage"]))
-                .unwrap_or_default();
-            let max_tokens = options
-                .max_tokens
-                .or_else(|| {
-                        optional_json::<SentenceBertConfig>(folder, "sentence_bert_config.json")
-                            .and_then(|c| c.max_seq_length)
-                })
-                .unwrap_or(usize::MAX)
-                .clamp(2, config.max_tokens().max(2));
-            let pooling = options.pooling.unwrap_or_else(|| {
-                match optional_json::<PoolingConfig>(folder, "1_Pooling/config.json") {
-                        Some(p) if p.pooling_mode_cls_token => Pooling::Cls,
-                        _ => Pooling::Mean,
-                }
-            });
-            let reads_cjk = options
-                .reads_cjk
-                .unwrap_or_else(|| script::card_reads_cjk(folder));
+        let st: Option<SentenceTransformersConfig> =
+            optional_json(folder, "config_sentence_transformers.json");
+        let prompt = |names: &[&str]| {
+            st.as_ref()
+                .and_then(|c| names.iter().find_map(|n| c.prompts.get(*n).cloned()))
+        };
+        let query_prefix = options
+            .query_prefix
+            .or_else(|| prompt(&["query"]))
+            .unwrap_or_default();
+        let document_prefix = options
+            .document_prefix
+            .or_else(|| prompt(&["document", "passage"]))
+            .unwrap_or_default();
+        let max_tokens = options
+            .max_tokens
+            .or_else(|| {
+                optional_json::<SentenceBertConfig>(folder, "sentence_bert_config.json")
+                    .and_then(|c| c.max_seq_length)
+            })
+            .unwrap_or(usize::MAX)
+            .clamp(2, config.max_tokens().max(2));
+        let pooling = options.pooling.unwrap_or_else(|| {
+            match optional_json::<PoolingConfig>(folder, "1_Pooling/config.json") {
+                Some(p) if p.pooling_mode_cls_token => Pooling::Cls,
+                _ => Pooling::Mean,
+            }
+        });
+        let reads_cjk = options
+            .reads_cjk
+            .unwrap_or_else(|| script::card_reads_cjk(folder));
         Self {
             query_prefix,
             document_prefix,

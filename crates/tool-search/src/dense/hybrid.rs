@@ -44,8 +44,10 @@ pub struct HybridExplanation {
     pub score: f32,
     /// Which sides ranked the query.
     pub side: Side,
-    /// The fusion's settings.
-    pub fusion: Fusion,
+    /// The dense side's share for this query (0 when only the lexical side ranked it).
+    pub dense_weight: f32,
+    /// The rank constant of the fusion.
+    pub k: f32,
     /// Its lexical rank (1-based), if the lexical side matched it.
     pub lexical_rank: Option<usize>,
     /// The lexical side's explanation.
@@ -67,14 +69,14 @@ impl fmt::Display for HybridExplanation {
         )?;
         let rank = |r: Option<usize>| r.map_or("unranked".to_owned(), |r| format!("rank {r}"));
         if self.side == Side::Both {
-            let w = self.fusion.dense_weight;
+            let w = self.dense_weight;
             writeln!(
                 f,
                 "  fusion: {:.2}/({} + lexical rank) + {:.2}/({} + dense rank)",
                 1.0 - w,
-                self.fusion.k,
+                self.k,
                 w,
-                self.fusion.k
+                self.k
             )?;
             match self.similarity {
                 Some(s) => writeln!(f, "  dense: {}, cosine {s:.4}", rank(self.dense_rank))?,
@@ -206,11 +208,11 @@ impl HybridIndex {
 
     /// Runs a parsed query.
     pub fn run(&self, query: &Query, limit: usize) -> SearchResults {
-        let (_, vector) = self.plan(query);
+        let (_, vector, text) = self.plan(query);
         let Some(vector) = vector else {
             return self.lexical.run(query, limit);
         };
-        let (lexical, fused) = self.fused(query, &vector);
+        let (lexical, _, fused) = self.fused(query, text, &vector);
         let hits = fused
             .into_iter()
             .take(limit)
@@ -227,25 +229,34 @@ impl HybridIndex {
     }
 
     /// Which sides rank `query`, with the query's vector when the dense side does.
-    fn plan(&self, query: &Query) -> (Side, Option<Vec<f32>>) {
+    fn plan<'q>(&self, query: &'q Query) -> (Side, Option<Vec<f32>>, &'q str) {
         let text = match query {
             Query::Keywords { text, required } | Query::Discover { text, required }
                 if required.is_empty() && !self.dense.is_empty() =>
             {
                 text
             }
-            _ => return (Side::LexicalSyntax, None),
+            _ => return (Side::LexicalSyntax, None, ""),
         };
         match self.dense.query_vector(text) {
-            Ok(Some(vector)) => (Side::Both, Some(vector)),
-            Ok(None) => (Side::LexicalUnreadable, None),
-            Err(e) => (Side::LexicalAfterError(e.to_string()), None),
+            Ok(Some(vector)) => (Side::Both, Some(vector), text),
+            Ok(None) => (Side::LexicalUnreadable, None, text),
+            Err(e) => (Side::LexicalAfterError(e.to_string()), None, text),
         }
     }
 
-    /// The whole lexical ranking, and the fusion of it with the whole dense one.
-    fn fused(&self, query: &Query, vector: &[f32]) -> (SearchResults, Vec<Fused<'_>>) {
+    /// The whole lexical ranking, the dense share, and the fusion of the lexical ranking with
+    /// the whole dense one.
+    fn fused(
+        &self,
+        query: &Query,
+        text: &str,
+        vector: &[f32],
+    ) -> (SearchResults, f32, Vec<Fused<'_>>) {
         let lexical = self.lexical.run(query, self.lexical.len());
+        let w = self
+            .fusion
+            .weight(text, lexical.hits.first().map(|h| h.score));
         let dense = self.dense.rank(vector);
         let lexical_names: Vec<&str> = lexical
             .hits
@@ -253,8 +264,8 @@ impl HybridIndex {
             .filter_map(|h| self.lexical.get(&h.name).map(|d| d.name.as_str()))
             .collect();
         let dense_names: Vec<&str> = dense.iter().map(|(n, _)| *n).collect();
-        let fused = self.fusion.fuse(&lexical_names, &dense_names);
-        (lexical, fused)
+        let fused = self.fusion.fuse(w, &lexical_names, &dense_names);
+        (lexical, w, fused)
     }
 
     /// How `name`'s place for a query came about, on each side; `None` when the tool is not
@@ -268,7 +279,7 @@ impl HybridIndex {
             return Ok(None);
         };
         let parsed = Query::parse(query)?;
-        let (side, vector) = self.plan(&parsed);
+        let (side, vector, text) = self.plan(&parsed);
         let lexical_rank = |hits: &[Hit]| hits.iter().position(|h| h.name == name).map(|i| i + 1);
         let Some(vector) = vector else {
             let ranked = self.lexical.run(&parsed, self.lexical.len());
@@ -276,20 +287,22 @@ impl HybridIndex {
                 name: name.to_owned(),
                 score: lexical.score,
                 side,
-                fusion: self.fusion,
+                dense_weight: 0.0,
+                k: self.fusion.k,
                 lexical_rank: lexical_rank(&ranked.hits),
                 lexical: (lexical.score > 0.0).then_some(lexical),
                 dense_rank: None,
                 similarity: None,
             }));
         };
-        let (ranked, fused) = self.fused(&parsed, &vector);
+        let (ranked, w, fused) = self.fused(&parsed, text, &vector);
         let mine = fused.iter().find(|f| f.name == name);
         Ok(Some(HybridExplanation {
             name: name.to_owned(),
             score: mine.map_or(0.0, |f| f.score),
             side,
-            fusion: self.fusion,
+            dense_weight: w,
+            k: self.fusion.k,
             lexical_rank: lexical_rank(&ranked.hits),
             lexical: (lexical.score > 0.0).then_some(lexical),
             dense_rank: mine.and_then(|f| f.dense_rank),

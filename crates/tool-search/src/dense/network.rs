@@ -62,7 +62,9 @@ impl NetworkConfig {
         {
             return Some(format!("position_embedding_type `{kind}`"));
         }
-        if self.num_attention_heads == 0 || self.hidden_size % self.num_attention_heads != 0 {
+        if self.num_attention_heads == 0
+            || !self.hidden_size.is_multiple_of(self.num_attention_heads)
+        {
             return Some(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 self.hidden_size, self.num_attention_heads

@@ -144,7 +144,7 @@ fn safetensors(seed: u64, vocab: usize) -> Vec<u8> {
         );
     }
     let mut header = serde_json::Value::Object(header).to_string().into_bytes();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(b' ');
     }
     let mut file = (header.len() as u64).to_le_bytes().to_vec();
