@@ -6,7 +6,11 @@
 //! - [`SearchIndex`]: an inverted index over weighted fields, updated in place when tools come and
 //!   go, scored with BM25+ or TF-IDF cosine ([`Scorer`]), with a CJK gate against single shared
 //!   character pairs, and [`SearchIndex::explain`];
-//! - [`Query`]: keywords, `+required`, `select:A,B`, `discover:words`, `mcp__server`.
+//! - [`Query`]: keywords, `+required`, `select:A,B`, `discover:words`, `mcp__server`;
+//! - with the `embeddings` feature (off by default; it brings candle and tokenizers):
+//!   `SentenceEncoder` (a sentence-transformers BERT-family model from a folder), `DenseIndex`
+//!   (the tools' vectors, cached on disk by content and model) and `HybridIndex` (both sides
+//!   updated together, keyword queries fused by weighted reciprocal rank, `explain` of both).
 //!
 //! ```
 //! use tool_search::{Parameter, SearchIndex, ToolDocument};
@@ -29,6 +33,8 @@
 //! ```
 
 mod batch;
+#[cfg(feature = "embeddings")]
+mod dense;
 mod document;
 mod error;
 mod index;
@@ -38,6 +44,11 @@ mod stem_table;
 mod stem_table_format;
 mod tokenizer;
 
+#[cfg(feature = "embeddings")]
+pub use dense::{
+    DenseIndex, Embedder, EmbeddingError, EncoderOptions, Fusion, HybridExplanation, HybridIndex,
+    ModelKey, Pooling, SentenceEncoder, Side, document_text,
+};
 pub use document::{Field, FieldWeights, Parameter, ToolDocument};
 pub use error::SearchError;
 pub use index::{

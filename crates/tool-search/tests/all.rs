@@ -6,5 +6,7 @@
 )]
 
 mod all {
+    #[cfg(feature = "embeddings")]
+    mod embeddings;
     mod index;
 }

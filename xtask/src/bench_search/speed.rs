@@ -11,7 +11,7 @@ use crate::alloc;
 
 /// The corpus sizes measured by default.
 pub const SIZES: [usize; 4] = [500, 4_000, 40_000, 100_000];
-const QUERIES: usize = 300;
+pub(super) const QUERIES: usize = 300;
 
 /// How many times each engine's query list is timed at `size` tools, each pass on a new thread
 /// so that every pass starts with our per-thread caches empty; p50 and p99 are over every timing.
@@ -27,7 +27,7 @@ const ENGINES: [&str; 3] = ["ours", "tantivy", "bm25"];
 
 /// The pooled real tools of every set, then variants of them (renamed, words rotated, one
 /// parameter renamed) until `n` tools exist. Deterministic.
-fn corpus(sets: &[Set], n: usize) -> Vec<ToolDocument> {
+pub(super) fn corpus(sets: &[Set], n: usize) -> Vec<ToolDocument> {
     let pooled: Vec<ToolDocument> = sets
         .iter()
         .flat_map(|s| {
@@ -66,7 +66,7 @@ fn corpus(sets: &[Set], n: usize) -> Vec<ToolDocument> {
     out
 }
 
-fn server_tools() -> Vec<ToolDocument> {
+pub(super) fn server_tools() -> Vec<ToolDocument> {
     (0..50)
         .map(|i| {
             ToolDocument::new(
