@@ -97,10 +97,7 @@ fn block_for(path: &Path, name: &str) -> Result<Block, String> {
             "@{name} was not attached: it is not text (only text files and PNG, JPEG, GIF or WebP images can be)"
         ));
     };
-    let mut end = text.len().min(MAX_TEXT_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(MAX_TEXT_BYTES);
     let mut body = text[..end].to_owned();
     if end < text.len() {
         body.push_str(&format!(

@@ -76,10 +76,7 @@ fn fitting(text: &str, room: usize) -> usize {
     if text.len() <= room {
         return text.len();
     }
-    let mut end = room;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(room);
     text[..end].rfind('\n').unwrap_or(end)
 }
 

@@ -661,10 +661,7 @@ fn error_message(body: &str) -> String {
     if text.is_empty() {
         return "no details given".to_owned();
     }
-    let mut end = text.len().min(MAX_QUOTED_BODY);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(MAX_QUOTED_BODY);
     if end < text.len() {
         format!("{}…", &text[..end])
     } else {
