@@ -360,7 +360,10 @@ pub fn read_denies(rules: &PermissionRules) -> ReadDenies {
         rules
             .deny
             .iter()
-            .filter(|rule| matches!(rule.tool_name(), "read_file" | "Read"))
+            .filter(|rule| {
+                let name = rule.tool_name();
+                tool_core::tool_name_from_claude(name).unwrap_or(name) == "read_file"
+            })
             .filter_map(|rule| rule.content().map(str::to_owned)),
     )
 }

@@ -58,6 +58,7 @@
 mod batch;
 mod budget;
 mod call;
+mod claude;
 pub mod child_env;
 mod context;
 mod error;
@@ -76,6 +77,7 @@ mod typed;
 pub use batch::Batch;
 pub use budget::{RESULTS_DIR, ResultBudget, file_name_of_id, result_path, truncate_middle};
 pub use call::ToolCall;
+pub use claude::tool_name_from_claude;
 pub use context::{ExecutionEvent, Session, ToolContext};
 pub use error::CoreError;
 pub use executor::{Executor, ExecutorBuilder, NameSuggester};

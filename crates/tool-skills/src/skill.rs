@@ -15,20 +15,6 @@ pub const SKILL_FILE: &str = "SKILL.md";
 /// The longest a skill's name may be.
 const MAX_NAME_CHARS: usize = 64;
 
-/// Claude Code's tool names and ours, so a skill written for it (in `.claude/skills/`) allows the
-/// same tools here: `Bash(git add:*)` becomes `shell(git add:*)`.
-const CLAUDE_TOOL_NAMES: &[(&str, &str)] = &[
-    ("Bash", "shell"),
-    ("Edit", "edit_file"),
-    ("Glob", "glob"),
-    ("Grep", "grep"),
-    ("MultiEdit", "edit_file"),
-    ("Read", "read_file"),
-    ("TodoWrite", "todo_write"),
-    ("WebFetch", "web_fetch"),
-    ("Write", "write_file"),
-];
-
 /// Whose skill it is: the project's skills are untrusted input until the user trusts the folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SkillSource {
@@ -168,10 +154,7 @@ fn is_valid_name(name: &str) -> bool {
 /// One `allowed-tools` entry as a permission rule, Claude Code's tool names mapped to ours.
 fn allowed_tool(entry: &str) -> Result<PermissionRule, String> {
     let rule: PermissionRule = entry.trim().parse().map_err(|e| format!("{e}"))?;
-    let ours = CLAUDE_TOOL_NAMES
-        .iter()
-        .find(|(claude, _)| *claude == rule.tool_name())
-        .map(|(_, ours)| *ours);
+    let ours = tool_core::tool_name_from_claude(rule.tool_name());
     Ok(match (ours, rule.content()) {
         (Some(name), Some(content)) => PermissionRule::with_content(name, content),
         (Some(name), None) => PermissionRule::tool(name),

@@ -35,20 +35,6 @@ pub const NEVER_OFFERED: &[&str] = &[
     "exit_plan_mode",
 ];
 
-/// The tool names of Claude Code's agent files, and ours.
-const CLAUDE_NAMES: &[(&str, &str)] = &[
-    ("Bash", "shell"),
-    ("Edit", "edit_file"),
-    ("Glob", "glob"),
-    ("Grep", "grep"),
-    ("LS", "glob"),
-    ("MultiEdit", "edit_file"),
-    ("Read", "read_file"),
-    ("TodoWrite", "todo_write"),
-    ("WebFetch", "web_fetch"),
-    ("Write", "write_file"),
-];
-
 /// The instructions of the built-in `explore` type.
 const EXPLORE_PROMPT: &str = "You are a read-only exploration agent. Find the files, code and \
 facts that answer the task you were given: search broadly first (glob, grep), then read what \
@@ -225,10 +211,7 @@ impl ToolList {
         }
         let mut ours: Vec<String> = Vec::new();
         for name in names {
-            let name = CLAUDE_NAMES
-                .iter()
-                .find(|(theirs, _)| *theirs == name)
-                .map_or(name, |(_, ours)| ours);
+            let name = tool_core::tool_name_from_claude(name).unwrap_or(name);
             if !ours.iter().any(|n| n == name) {
                 ours.push(name.to_owned());
             }
