@@ -22,24 +22,33 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_builtins::{NetworkPolicy, SandboxMode, ShellEnvironment};
-use tool_core::{PermissionMode, PermissionRule, PermissionRules};
+use tool_core::{PermissionMode, PermissionRules};
 
-/// The permission part of the settings.
+/// The permission part of the settings: the rules (tool-core's [`PermissionRules`], whose lists
+/// it reads through) and the starting mode.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionSettings {
-    /// Calls these rules match run without asking.
-    #[serde(default)]
-    pub allow: Vec<PermissionRule>,
-    /// Calls these rules match are always asked.
-    #[serde(default)]
-    pub ask: Vec<PermissionRule>,
-    /// Calls these rules match never run.
-    #[serde(default)]
-    pub deny: Vec<PermissionRule>,
+    /// The allow, ask and deny lists.
+    #[serde(flatten)]
+    pub rules: PermissionRules,
     /// The starting permission mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<PermissionMode>,
+}
+
+impl std::ops::Deref for PermissionSettings {
+    type Target = PermissionRules;
+
+    fn deref(&self) -> &PermissionRules {
+        &self.rules
+    }
+}
+
+impl std::ops::DerefMut for PermissionSettings {
+    fn deref_mut(&mut self) -> &mut PermissionRules {
+        &mut self.rules
+    }
 }
 
 /// One hook command.
@@ -196,9 +205,7 @@ impl Settings {
     /// MCP servers are merged by name (`other` wins).
     #[must_use]
     pub fn merged(mut self, other: Settings) -> Self {
-        self.permissions.allow.extend(other.permissions.allow);
-        self.permissions.ask.extend(other.permissions.ask);
-        self.permissions.deny.extend(other.permissions.deny);
+        self.permissions.rules.extend(&other.permissions.rules);
         self.permissions.mode = other.permissions.mode.or(self.permissions.mode);
         self.defer_tools = other.defer_tools.or(self.defer_tools);
         self.activation = other.activation.or(self.activation);
@@ -224,11 +231,7 @@ impl Settings {
 
     /// The permission rules.
     pub fn rules(&self) -> PermissionRules {
-        PermissionRules {
-            allow: self.permissions.allow.clone(),
-            ask: self.permissions.ask.clone(),
-            deny: self.permissions.deny.clone(),
-        }
+        self.permissions.rules.clone()
     }
 
     /// The deferral setting as text (`true`, `false`, `auto`, `auto:N`), if set.
