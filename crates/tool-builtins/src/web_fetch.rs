@@ -2,10 +2,11 @@
 //! refusal of private, loopback and link-local targets (checked on every hop and after DNS).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use ipnet::{Ipv4Net, Ipv6Net};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Response, StatusCode};
 use schemars::JsonSchema;
@@ -59,7 +60,7 @@ pub(crate) struct WebFetch {
 impl WebFetch {
     /// A web_fetch tool with this configuration.
     pub(crate) fn new(config: WebFetchConfig) -> Self {
-        install_crypto_provider();
+        tool_core::net::install_crypto_provider();
         let config = Arc::new(config);
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -75,14 +76,6 @@ impl WebFetch {
             .map_err(|err| err.to_string());
         Self { config, client }
     }
-}
-
-fn install_crypto_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // Another part of the program may have installed a provider already; that one serves.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 /// web_fetch's input.
@@ -194,19 +187,12 @@ fn check_host(url: &Url, config: &WebFetchConfig) -> Result<(), ToolError> {
     let private = match host {
         Host::Ipv4(ip) => !is_public(IpAddr::V4(ip)),
         Host::Ipv6(ip) => !is_public(IpAddr::V6(ip)),
-        Host::Domain(name) => is_localhost(name),
+        Host::Domain(name) => tool_core::net::is_localhost(name),
     };
     if private {
         return Err(refused(shown));
     }
     Ok(())
-}
-
-/// Whether a host name is `localhost` or one of its subdomains, which resolve to loopback
-/// without asking DNS (RFC 6761).
-fn is_localhost(name: &str) -> bool {
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost" || name.ends_with(".localhost")
 }
 
 fn refused(host: &str) -> ToolError {
@@ -224,41 +210,60 @@ pub(crate) fn is_public(ip: IpAddr) -> bool {
     }
 }
 
+/// The IPv4 networks that are not publicly routable.
+const NON_PUBLIC_V4: [Ipv4Net; 14] = [
+    v4([0, 0, 0, 0], 8),       // "this network", the unspecified address among them
+    v4([10, 0, 0, 0], 8),      // private
+    v4([100, 64, 0, 0], 10),   // CGNAT
+    v4([127, 0, 0, 0], 8),     // loopback
+    v4([169, 254, 0, 0], 16),  // link-local
+    v4([172, 16, 0, 0], 12),   // private
+    v4([192, 0, 0, 0], 24),    // IETF protocol assignments
+    v4([192, 0, 2, 0], 24),    // documentation (TEST-NET-1)
+    v4([192, 168, 0, 0], 16),  // private
+    v4([198, 18, 0, 0], 15),   // benchmarking
+    v4([198, 51, 100, 0], 24), // documentation (TEST-NET-2)
+    v4([203, 0, 113, 0], 24),  // documentation (TEST-NET-3)
+    v4([224, 0, 0, 0], 4),     // multicast
+    v4([240, 0, 0, 0], 4),     // reserved, the broadcast address among them
+];
+
+/// The IPv6 networks that are not publicly routable (IPv4-mapped and NAT64 addresses are
+/// judged by the IPv4 address they hold).
+const NON_PUBLIC_V6: [Ipv6Net; 7] = [
+    v6([0, 0, 0, 0, 0, 0, 0, 0], 96), // IPv4-compatible (deprecated), :: and ::1 among them
+    v6([0, 0, 0, 0, 0, 0, 0, 1], 128), // loopback
+    v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7), // unique local
+    v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10), // link-local
+    v6([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10), // site-local (deprecated)
+    v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8), // multicast
+    v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32), // documentation
+];
+
+/// NAT64 (64:ff9b::/96), whose addresses embed an IPv4 address.
+const NAT64: Ipv6Net = v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96);
+
+const fn v4([a, b, c, d]: [u8; 4], prefix: u8) -> Ipv4Net {
+    Ipv4Net::new_assert(Ipv4Addr::new(a, b, c, d), prefix)
+}
+
+const fn v6([a, b, c, d, e, f, g, h]: [u16; 8], prefix: u8) -> Ipv6Net {
+    Ipv6Net::new_assert(Ipv6Addr::new(a, b, c, d, e, f, g, h), prefix)
+}
+
 fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_multicast()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || a == 0
-        || (a == 100 && (64..128).contains(&b)) // CGNAT 100.64.0.0/10
-        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
-        || (a == 198 && (b == 18 || b == 19)) // benchmarking
-        || a >= 240)
+    !NON_PUBLIC_V4.iter().any(|net| net.contains(&ip))
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return is_public_v4(v4);
     }
-    let segments = ip.segments();
-    // NAT64 (64:ff9b::/96) embeds an IPv4 address.
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [a, b] = segments[6].to_be_bytes();
-        let [c, d] = segments[7].to_be_bytes();
+    if NAT64.contains(&ip) {
+        let [.., a, b, c, d] = ip.octets();
         return is_public_v4(Ipv4Addr::new(a, b, c, d));
     }
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (segments[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
-        || (segments[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
-        || (segments[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
-        || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
-        || segments[..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated)
+    !NON_PUBLIC_V6.iter().any(|net| net.contains(&ip))
 }
 
 /// A resolver that drops non-public addresses, so a public-looking name that resolves to an
@@ -476,20 +481,13 @@ fn request_error(url: &Url, err: &reqwest::Error, config: &WebFetchConfig) -> To
     if err.is_connect() {
         return ToolError::failed(format!(
             "could not connect to {url}: {}; check the host name, or try again later",
-            chain(err)
+            tool_core::net::error_chain(err)
         ));
     }
-    ToolError::failed(format!("fetching {url} failed: {}", chain(err)))
-}
-
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut parts = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(e) = source {
-        parts.push(e.to_string());
-        source = e.source();
-    }
-    parts.join(": ")
+    ToolError::failed(format!(
+        "fetching {url} failed: {}",
+        tool_core::net::error_chain(err)
+    ))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

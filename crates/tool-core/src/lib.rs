@@ -58,13 +58,14 @@
 mod batch;
 mod budget;
 mod call;
-mod claude;
 pub mod child_env;
+mod claude;
 mod context;
 mod error;
 mod executor;
 mod hooks;
 mod mode;
+pub mod net;
 mod output;
 mod permission;
 mod registry;

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use backon::{BackoffBuilder as _, ExponentialBuilder};
 use rmcp::model::{ClientRequest, PingRequest};
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -320,7 +321,7 @@ async fn connect(slot: &Slot) -> Result<RunningService<RoleClient, LinkHandler>,
         ServerConfig::Http { url, headers } => {
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(http_headers(&slot.name, headers)?);
-            install_crypto_provider();
+            tool_core::net::install_crypto_provider();
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             handler.serve(transport).await.map_err(protocol)
         }
@@ -376,16 +377,6 @@ fn http_headers(
         .collect()
 }
 
-/// Installs rustls' ring crypto provider once: reqwest is built without a default provider, and
-/// the HTTP transport's client needs one before it is built.
-fn install_crypto_provider() {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    INSTALL.call_once(|| {
-        // Another part of the program may have installed a provider already; that one serves.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
 /// Drains a server's stderr (so it never blocks on a full pipe), keeping the last lines.
 async fn keep_stderr_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
     use tokio::io::AsyncBufReadExt as _;
@@ -439,7 +430,7 @@ async fn ping(peer: &Peer<RoleClient>, timeout: Duration) -> bool {
 /// reconnect with backoff.
 async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
     let options = inner.options.clone();
-    let mut backoff = options.initial_backoff;
+    let mut delays = reconnect_delays(&options);
     let mut ever_connected = false;
     let mut events = slot.events.lock().await;
     loop {
@@ -451,7 +442,7 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
             Err(err) => err.to_string(),
             Ok((running, tools)) => {
                 ever_connected = true;
-                backoff = options.initial_backoff;
+                delays = reconnect_delays(&options);
                 match run_connection(&inner, &slot, &mut events, running, &tools).await {
                     Some(reason) => reason,
                     None => return,
@@ -464,12 +455,23 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
             return;
         }
         inner.set_state(&slot.name, ServerState::Down { reason });
+        let delay = delays.next().unwrap_or(options.max_backoff);
         tokio::select! {
-            () = tokio::time::sleep(backoff) => {}
+            () = tokio::time::sleep(delay) => {}
             () = inner.shutdown.cancelled() => return,
         }
-        backoff = (backoff * 2).min(options.max_backoff);
     }
+}
+
+/// The delays between reconnection attempts: `initial_backoff`, doubled after each failed
+/// attempt up to `max_backoff`, without jitter and without end.
+fn reconnect_delays(options: &McpOptions) -> backon::ExponentialBackoff {
+    ExponentialBuilder::new()
+        .with_min_delay(options.initial_backoff)
+        .with_max_delay(options.max_backoff)
+        .with_factor(2.0)
+        .without_max_times()
+        .build()
 }
 
 /// Connects within the connect timeout and lists the server's tools.

@@ -4,6 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use backon::{BackoffBuilder as _, ExponentialBuilder};
+
 /// The environment variable with the Anthropic API key.
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 /// The environment variable that overrides Anthropic's base URL.
@@ -200,13 +202,21 @@ pub(crate) struct RetryPolicy {
 
 impl RetryPolicy {
     /// The delay before retry number `retry` (1 for the first): deterministic exponential
-    /// backoff, so tests and users see the same spacing every time.
+    /// backoff without jitter, so tests and users see the same spacing every time.
     pub(crate) fn delay(&self, retry: u32) -> Duration {
-        let factor = 2u32.saturating_pow(retry.saturating_sub(1));
-        self.base_delay
-            .checked_mul(factor)
-            .unwrap_or(self.max_delay)
-            .min(self.max_delay)
+        let delays = ExponentialBuilder::new()
+            .with_min_delay(self.base_delay)
+            .with_max_delay(self.max_delay)
+            .with_factor(2.0)
+            .without_max_times()
+            .build();
+        let skipped = usize::try_from(retry.saturating_sub(1)).unwrap_or(usize::MAX);
+        let delay = delays.into_iter().nth(skipped).unwrap_or(self.max_delay);
+        // backon multiplies in `f32` seconds, a few nanoseconds off; the delays are whole
+        // milliseconds (as the `Retrying` event reports them), so rounding gives the exact
+        // doubling back.
+        let millis = (delay.as_secs_f64() * 1000.0).round() as u64;
+        Duration::from_millis(millis).min(self.max_delay)
     }
 }
 

@@ -7,7 +7,6 @@
 //! [`StreamEvent::Retrying`].
 
 use std::collections::VecDeque;
-use std::sync::Once;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -147,7 +146,7 @@ pub(crate) struct EndpointSpec {
 impl Endpoint {
     /// An endpoint posting to `spec.url`.
     pub(crate) fn new(spec: EndpointSpec) -> Result<Self, ProviderError> {
-        install_crypto_provider();
+        tool_core::net::install_crypto_provider();
         let mut headers = HeaderMap::new();
         headers.insert(
             reqwest::header::CONTENT_TYPE,
@@ -175,7 +174,10 @@ impl Endpoint {
             .build()
             .map_err(|err| ProviderError::Unreachable {
                 url: spec.base_url.clone(),
-                reason: format!("cannot build an HTTP client: {}", describe(&err)),
+                reason: format!(
+                    "cannot build an HTTP client: {}",
+                    tool_core::net::error_chain(&err)
+                ),
             })?;
         Ok(Self {
             client,
@@ -309,12 +311,12 @@ impl Endpoint {
         if err.is_builder() {
             return Failure::Fatal(ProviderError::Unreachable {
                 url: self.base_url.clone(),
-                reason: format!("not a usable URL: {}", describe(err)),
+                reason: format!("not a usable URL: {}", tool_core::net::error_chain(err)),
             });
         }
         Failure::Transient(Transient {
             unreachable: err.is_connect(),
-            ..Transient::stream(describe(err))
+            ..Transient::stream(tool_core::net::error_chain(err))
         })
     }
 }
@@ -461,7 +463,7 @@ fn sse_failure(err: &sse_stream::Error) -> Failure {
     match err {
         sse_stream::Error::Body(cause) => Failure::Transient(Transient::stream(format!(
             "the response stream broke: {}",
-            describe(cause.as_ref())
+            tool_core::net::error_chain(cause.as_ref())
         ))),
         other => Failure::Fatal(ProviderError::Stream(format!(
             "the response is not a valid event stream: {other}"
@@ -484,30 +486,6 @@ pub(crate) fn decode_all<D: Decoder>(
     }
     let result = decoder.finish(&mut out);
     (result, out.into())
-}
-
-/// Installs rustls' ring crypto provider once; reqwest is built without a default one.
-fn install_crypto_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // Another part of the program may have installed a provider already; that one serves.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
-/// An error with its causes, since reqwest's own message leaves out the interesting part
-/// ("connection refused").
-fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = cause.source();
-    }
-    parts.join(": ")
 }
 
 /// The delay a `retry-after-ms` or `retry-after` (seconds) header asks for.
@@ -669,14 +647,15 @@ fn error_message(body: &str) -> String {
     }
 }
 
-/// Whether the URL points at this machine.
+/// Whether the URL points at this machine: a `localhost` name, a loopback address or the
+/// unspecified one (`0.0.0.0`, which clients reach as this machine).
 pub(crate) fn is_local(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let host = match rest.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => rest.split(['/', ':']).next().unwrap_or_default(),
-    };
-    matches!(host, "localhost" | "127.0.0.1" | "::1" | "0.0.0.0")
+    match url::Url::parse(url).ok().as_ref().and_then(url::Url::host) {
+        Some(url::Host::Domain(name)) => tool_core::net::is_localhost(name),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        None => false,
+    }
 }
 
 #[cfg(test)]
