@@ -138,11 +138,9 @@ fn first_line(text: &str) -> String {
 /// `text` on one line: white space folded, cut to [`LINE_CHARS`] with an ellipsis.
 fn one_line(text: &str) -> String {
     let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if folded.chars().count() <= LINE_CHARS {
-        folded
-    } else {
-        let cut: String = folded.chars().take(LINE_CHARS - 1).collect();
-        format!("{cut}…")
+    match tool_core::head_chars(&folded, LINE_CHARS) {
+        (_, 0) => folded,
+        _ => format!("{}…", tool_core::head_chars(&folded, LINE_CHARS - 1).0),
     }
 }
 

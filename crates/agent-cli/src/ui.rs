@@ -168,7 +168,7 @@ pub fn print_result(name: &str, result: &tool_core::ToolResult) {
             .join(" ");
         eprintln!(
             "  ⎿ {} ({lines} lines)",
-            first.chars().take(100).collect::<String>()
+            tool_core::head_chars(&first, 100).0
         );
     }
 }

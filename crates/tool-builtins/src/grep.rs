@@ -247,11 +247,10 @@ struct Collect {
 fn line_text(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim_end_matches(['\n', '\r']);
-    if text.chars().count() <= MAX_LINE_CHARS {
-        return text.to_owned();
+    match tool_core::head_chars(text, MAX_LINE_CHARS) {
+        (all, 0) => all.to_owned(),
+        (kept, _) => format!("{kept}... [line cut]"),
     }
-    let kept: String = text.chars().take(MAX_LINE_CHARS).collect();
-    format!("{kept}... [line cut]")
 }
 
 impl Sink for Collect {

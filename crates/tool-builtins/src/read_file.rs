@@ -210,13 +210,8 @@ fn numbered_lines(text: &str, input: &ReadFileInput, shown: &str) -> Result<Stri
 }
 
 fn cut_line(line: &str) -> String {
-    let count = line.chars().count();
-    if count <= MAX_LINE_CHARS {
-        return line.to_owned();
+    match tool_core::head_chars(line, MAX_LINE_CHARS) {
+        (all, 0) => all.to_owned(),
+        (kept, cut) => format!("{kept}... [line cut: {cut} more characters]"),
     }
-    let kept: String = line.chars().take(MAX_LINE_CHARS).collect();
-    format!(
-        "{kept}... [line cut: {} more characters]",
-        count - MAX_LINE_CHARS
-    )
 }

@@ -248,7 +248,7 @@ impl Shell {
 
 fn first_line(command: &str) -> String {
     let line = command.trim().lines().next().unwrap_or("");
-    let short: String = line.chars().take(80).collect();
+    let (short, _) = tool_core::head_chars(line, 80);
     if short.len() < command.trim().len() {
         format!("`{short}…`")
     } else {

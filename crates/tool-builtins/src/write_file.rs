@@ -93,7 +93,7 @@ fn preview(content: &str) -> String {
     let mut out = String::new();
     let mut lines = content.lines();
     for (index, line) in lines.by_ref().take(PREVIEW_LINES).enumerate() {
-        let line: String = line.chars().take(200).collect();
+        let (line, _) = tool_core::head_chars(line, 200);
         out.push_str(&format!("{:>6}\t{line}\n", index + 1));
     }
     let rest = lines.count();

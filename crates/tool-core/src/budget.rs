@@ -108,6 +108,20 @@ pub fn file_name_of_id(tool_use_id: &str) -> String {
         .collect()
 }
 
+/// The first `max_chars` characters of `text` (all of it when shorter) and how many characters
+/// follow them: how every line, command or message shown shortened is cut.
+///
+/// ```
+/// assert_eq!(tool_core::head_chars("αβγδ", 3), ("αβγ", 1));
+/// assert_eq!(tool_core::head_chars("ab", 3), ("ab", 0));
+/// ```
+pub fn head_chars(text: &str, max_chars: usize) -> (&str, usize) {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => (&text[..end], text[end..].chars().count()),
+        None => (text, 0),
+    }
+}
+
 /// Splits `text` into its first `head` characters, the number of characters between, and its last
 /// `tail` characters (on character boundaries).
 pub(crate) fn head_and_tail(text: &str, head: usize, tail: usize) -> (&str, usize, &str) {
@@ -115,7 +129,7 @@ pub(crate) fn head_and_tail(text: &str, head: usize, tail: usize) -> (&str, usiz
     if total <= head + tail {
         return (text, 0, "");
     }
-    let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
+    let head_end = head_chars(text, head).0.len();
     let tail_start = text
         .char_indices()
         .nth(total - tail)

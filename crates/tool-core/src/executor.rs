@@ -542,9 +542,8 @@ fn json_type(value: &Value) -> &'static str {
 }
 
 fn short(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).collect();
-    if out.len() < text.len() {
-        out.push('…');
+    match crate::budget::head_chars(text, max) {
+        (all, 0) => all.to_owned(),
+        (head, _) => format!("{head}…"),
     }
-    out
 }

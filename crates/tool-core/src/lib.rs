@@ -76,7 +76,9 @@ mod tool;
 mod typed;
 
 pub use batch::Batch;
-pub use budget::{RESULTS_DIR, ResultBudget, file_name_of_id, result_path, truncate_middle};
+pub use budget::{
+    RESULTS_DIR, ResultBudget, file_name_of_id, head_chars, result_path, truncate_middle,
+};
 pub use call::ToolCall;
 pub use claude::tool_name_from_claude;
 pub use context::{ExecutionEvent, Session, ToolContext};
