@@ -109,7 +109,7 @@ impl Agent {
 
     /// The estimated tokens of the project instructions in the system prompt.
     pub fn instructions_tokens(&self) -> u64 {
-        (self.instructions as u64).div_ceil(4)
+        compaction::estimate_bytes_tokens(self.instructions)
     }
 
     /// The session's id.

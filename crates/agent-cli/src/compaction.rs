@@ -92,16 +92,22 @@ fn block_tokens(block: &Block) -> u64 {
     }
 }
 
+/// Bytes per token in every estimate the agent makes: English prose and JSON run about four.
+pub const BYTES_PER_TOKEN: usize = 4;
+
 /// About four bytes of a value's JSON a token.
 fn json_tokens<T: Serialize>(value: &T) -> u64 {
-    serde_json::to_string(value)
-        .map_or(0, |s| s.len() as u64)
-        .div_ceil(4)
+    serde_json::to_string(value).map_or(0, |s| estimate_bytes_tokens(s.len()))
 }
 
 /// An estimate of the tokens of a text.
 pub fn estimate_text_tokens(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
+    estimate_bytes_tokens(text.len())
+}
+
+/// An estimate of the tokens of `bytes` bytes of text.
+pub fn estimate_bytes_tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(BYTES_PER_TOKEN) as u64
 }
 
 /// Where the kept part of `messages` starts: the earliest index from which the messages fit in

@@ -17,9 +17,6 @@ use crate::settings::Paths;
 /// The context window assumed when the settings name none, in tokens.
 pub const DEFAULT_CONTEXT_WINDOW: usize = 200_000;
 
-/// Characters per token for sizing the listing (English prose runs about four).
-const CHARS_PER_TOKEN: usize = 4;
-
 /// The share of the context window the skill listing may take, in percent.
 const LISTING_SHARE_PERCENT: usize = 2;
 
@@ -76,7 +73,7 @@ pub fn session(
 
 /// The characters the skill listing may take: a share of a context window of `tokens`.
 pub fn listing_budget(tokens: usize) -> usize {
-    tokens.saturating_mul(CHARS_PER_TOKEN) / 100 * LISTING_SHARE_PERCENT
+    tokens.saturating_mul(crate::compaction::BYTES_PER_TOKEN) / 100 * LISTING_SHARE_PERCENT
 }
 
 /// The note added to a user's message for the skills suggested for it.
