@@ -297,6 +297,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_misspelt_permission_list_is_an_error_not_a_missing_rule() {
+        let text = r#"{"permissions": {"dney": ["read_file(.env)"]}}"#;
+        let err = serde_json::from_str::<Settings>(text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("dney"), "{err}");
+        let ok: Settings = serde_json::from_str(
+            r#"{"permissions": {"deny": ["read_file(.env)"], "mode": "plan"}}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.rules().deny.len(), 1);
+        assert_eq!(ok.permissions.mode, Some(PermissionMode::Plan));
+    }
+
+    #[test]
     fn project_settings_override_user_settings() {
         let user: Settings = serde_json::from_value(serde_json::json!({
             "permissions": {"allow": ["read_file"], "mode": "plan"},
