@@ -142,10 +142,7 @@ pub(crate) fn restrict_process(plan: &Plan) -> Result<(), String> {
         .and_then(|r| r.add_rules(path_beneath_rules(&plan.write, all)))
         .and_then(|r| r.restrict_self())
         .map_err(landlock_failed)?;
-    if status.ruleset == RulesetStatus::NotEnforced {
-        return Err("the kernel did not enforce the Landlock rules".to_owned());
-    }
-    Ok(())
+    enforced(&status)
 }
 
 #[cfg(target_os = "linux")]
@@ -157,6 +154,12 @@ pub(crate) fn restrict_exec(allowed: &[PathBuf]) -> Result<(), String> {
         .and_then(|r| r.add_rules(path_beneath_rules(allowed, AccessFs::Execute)))
         .and_then(|r| r.restrict_self())
         .map_err(landlock_failed)?;
+    enforced(&status)
+}
+
+#[cfg(target_os = "linux")]
+/// An error when the kernel accepted the rules but enforces none of them.
+fn enforced(status: &landlock::RestrictionStatus) -> Result<(), String> {
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err("the kernel did not enforce the Landlock rules".to_owned());
     }
