@@ -1,9 +1,11 @@
 //! Workspace invariants, checked by `cargo xtask tidy` and by `cargo test -p xtask`: which crate
 //! may depend on which, workspace lints and crate docs in every crate, no module cycles inside a
-//! crate ([`module_cycles`]), and no function over 80 lines in `crates/*/src` ([`long_fns`]).
+//! crate ([`module_cycles`]), no function over 80 lines in `crates/*/src` ([`long_fns`]), and no
+//! public item that nothing outside its crate uses ([`public_items`]).
 
 mod long_fns;
 mod module_cycles;
+mod public_items;
 mod source;
 
 use std::collections::BTreeSet;
@@ -68,6 +70,7 @@ pub fn check(root: &Path) -> anyhow::Result<Report> {
     let lengths = long_fns::check(root, &crates);
     problems.extend(cycles.problems);
     problems.extend(lengths.problems);
+    problems.extend(public_items::check(root, &crates)?.problems);
 
     let mut notes = Vec::new();
     if !cycles.allowed.is_empty() {

@@ -6,7 +6,7 @@
 //! - skills with `tool_skills`: `SKILL.md` folders found with [`discover`], listed in the system
 //!   prompt, and loaded on demand through the `skill` tool;
 //! - sub-agents with [`subagent::install`]: the `agent` tool, with the built-in `explore` type and
-//!   the types of `.claude/agents/*.md`; what sub-agents spend arrives through a usage hook.
+//!   the types of `.claude/agents/*.md`; what sub-agents spend is added to a [`Meter`].
 //!
 //! ```text
 //! cargo run -p agent-cli --example skills_and_agents
@@ -17,17 +17,19 @@
 //! model instead.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use agent_cli::agent::{Agent, AgentEvent, Observer};
+use agent_cli::agent::{Agent, AgentEvent};
 use agent_cli::conversation::{Block, Message, Role, StopReason, Usage};
+use agent_cli::frontend::FrontEnd;
 use agent_cli::provider::{
     self, EventStream, ModelRequest, Provider, ProviderChoice, ProviderConfig, Response,
 };
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::Settings;
-use agent_cli::subagent::{self, AgentTypes, UsageHook};
+use agent_cli::subagent::{self, AgentTypes};
 use agent_cli::transcript::Transcript;
+use agent_cli::usage::Meter;
 use serde_json::json;
 use tool_core::{CancellationToken, ExecutionEvent};
 use tool_skills::{SKILL_TOOL, SkillRoot, SkillSession, SkillSet, SkillTool, discover};
@@ -49,7 +51,7 @@ async fn main() -> anyhow::Result<()> {
         session_dir,
         &Settings::default(),
         &ToolOptions::default(),
-        None,
+        printer(),
     )?;
 
     // Skills: this loop's own folder of SKILL.md files, searched and loaded by the `skill` tool.
@@ -67,21 +69,13 @@ async fn main() -> anyhow::Result<()> {
     // Sub-agents: the `agent` tool, with `explore` and the project's `.claude/agents` types.
     let (provider, model) = provider_and_model()?;
     let types = AgentTypes::load(&AgentTypes::folders(dir, &dir.join(".user")));
-    let sub_agents_spent = Arc::new(Mutex::new(Usage::default()));
-    let hook: UsageHook = {
-        let spent = Arc::clone(&sub_agents_spent);
-        Arc::new(move |_model: &str, usage| {
-            if let Ok(mut total) = spent.lock() {
-                *total += usage;
-            }
-        })
-    };
+    let sub_agents_spent = Meter::default();
     subagent::install(
         &runtime,
         types,
         Arc::clone(&provider),
         model.clone(),
-        Some(hook),
+        sub_agents_spent.clone(),
     )?;
 
     // The system prompt says which skills exist; the model loads one when it needs it.
@@ -93,12 +87,10 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut agent =
         Agent::new(provider, runtime, transcript, Vec::new(), model).with_system_prompt(system);
-    let report = agent
-        .run_turn(TASK, &CancellationToken::new(), &printer())
-        .await?;
+    let report = agent.run_turn(TASK, &CancellationToken::new()).await?;
 
     println!("\n{}", report.text);
-    let sub_agents = sub_agents_spent.lock().map(|u| *u).unwrap_or_default();
+    let sub_agents = sub_agents_spent.total().usage;
     println!(
         "tokens: {} in, {} out (sub-agents: {} in, {} out)",
         report.usage.input_tokens,
@@ -150,7 +142,7 @@ fn provider_and_model() -> anyhow::Result<(Arc<dyn Provider>, String)> {
 }
 
 /// Prints the tool calls as they start, and what the sub-agents do.
-fn printer() -> Observer {
+fn printer() -> Arc<dyn FrontEnd> {
     Arc::new(|event| match event {
         AgentEvent::Tool {
             event: ExecutionEvent::Started { tool, activity, .. },

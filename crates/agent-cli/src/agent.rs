@@ -3,7 +3,7 @@
 //!
 //! [`Agent::run_turn`] is the turn in a few lines: `begin_turn` records the user's message, then
 //! each round trip is `request` (the conversation and the pool's tools), `stream_message` (text
-//! to the observer, each [`StreamEvent::ToolCall`] started at once, the calls of an attempt a
+//! to the front end, each [`StreamEvent::ToolCall`] started at once, the calls of an attempt a
 //! retry made void cancelled), `finish_calls` (the results, matched to the message's `tool_use`
 //! blocks by id) and `record`.
 
@@ -15,6 +15,7 @@ use tool_core::{CancellationToken, ToolResult};
 
 use crate::compaction::{self, Trigger, Window};
 use crate::conversation::{Block, Message, Role, Usage};
+use crate::frontend::FrontEnd;
 use crate::provider::{ModelRequest, Provider, ProviderError, Response, StreamEvent};
 use crate::runtime::ToolRuntime;
 use crate::structured::{self, Slot};
@@ -26,7 +27,7 @@ mod compacting;
 mod events;
 
 use calls::*;
-pub use events::{AgentEvent, Observer, Outcome, TurnReport};
+pub use events::{AgentEvent, Outcome, TurnReport};
 
 /// A conversation with a model and its tools.
 pub struct Agent {
@@ -53,6 +54,8 @@ pub struct Agent {
     /// The input tokens the provider counted for the last request, and how many messages that
     /// request carried: the base of the next request's size.
     last_input: Option<(u64, usize)>,
+    /// Where events go (the runtime's front end).
+    front_end: Arc<dyn FrontEnd>,
 }
 
 impl Agent {
@@ -67,6 +70,7 @@ impl Agent {
     ) -> Self {
         runtime.resume_from(&messages);
         let system = runtime.system_prompt();
+        let front_end = Arc::clone(runtime.front_end());
         let window = Window {
             tokens: crate::usage::context_window(&model, None),
             threshold: compaction::DEFAULT_THRESHOLD,
@@ -86,6 +90,7 @@ impl Agent {
             structured: None,
             attachments: Vec::new(),
             last_input: None,
+            front_end,
         }
     }
 
@@ -155,9 +160,8 @@ impl Agent {
         &mut self,
         user_text: &str,
         cancel: &CancellationToken,
-        observer: &Observer,
     ) -> Result<TurnReport, anyhow::Error> {
-        self.begin_turn(user_text, observer)?;
+        self.begin_turn(user_text)?;
         let mut report = TurnReport::new();
         let mut limit_compacted = false;
         // Once a compaction fails, or leaves the context past the threshold (the system prompt,
@@ -169,9 +173,7 @@ impl Agent {
         }
         while report.requests < self.max_turns {
             if auto_compaction && self.window.needs_compaction(self.context_tokens()) {
-                let compacted = self
-                    .compact(Trigger::Auto, None, cancel, observer, &mut report)
-                    .await;
+                let compacted = self.compact(Trigger::Auto, None, cancel, &mut report).await;
                 let failure = match compacted {
                     Err(_) if cancel.is_cancelled() => {
                         return Ok(report.ended(Outcome::Cancelled));
@@ -188,13 +190,12 @@ impl Agent {
                     // The request may still fit; if it does not, the provider says so and the
                     // turn compacts once more or ends with that error.
                     auto_compaction = false;
-                    observer(AgentEvent::CompactionFailed { reason });
+                    self.front_end
+                        .event(AgentEvent::CompactionFailed { reason });
                 }
             }
             report.requests += 1;
-            let step = self
-                .step(cancel, observer, &mut report, &mut limit_compacted)
-                .await?;
+            let step = self.step(cancel, &mut report, &mut limit_compacted).await?;
             if let Step::End(outcome) = step {
                 return Ok(report.ended(outcome));
             }
@@ -207,15 +208,12 @@ impl Agent {
     async fn step(
         &mut self,
         cancel: &CancellationToken,
-        observer: &Observer,
         report: &mut TurnReport,
         limit_compacted: &mut bool,
     ) -> anyhow::Result<Step> {
         let request = self.request();
-        let mut calls = MessageCalls::new(&self.runtime.executor, cancel, observer);
-        let streamed = self
-            .stream_message(&request, &mut calls, cancel, observer)
-            .await;
+        let mut calls = MessageCalls::new(&self.runtime.executor, cancel, &self.front_end);
+        let streamed = self.stream_message(&request, &mut calls, cancel).await;
         let response = match streamed {
             Ok(response) => response,
             Err(error) => {
@@ -225,7 +223,7 @@ impl Agent {
                     ProviderError::Cancelled => Ok(Step::End(Outcome::Cancelled)),
                     ProviderError::ContextTooLong { .. } if !*limit_compacted => {
                         *limit_compacted = true;
-                        self.compact(Trigger::ContextLimit, None, cancel, observer, report)
+                        self.compact(Trigger::ContextLimit, None, cancel, report)
                             .await?;
                         Ok(Step::Next)
                     }
@@ -239,17 +237,17 @@ impl Agent {
             report.text = text;
         }
         let uses = tool_use_names(&response.message);
-        self.record(response.message, observer)?;
+        self.record(response.message)?;
         if uses.is_empty() {
             calls.finish().await;
             report.stop_reason = Some(response.stop_reason);
-            return self.model_ended(observer);
+            return self.model_ended();
         }
-        let results = self.finish_calls(calls, &uses, observer).await;
+        let results = self.finish_calls(calls, &uses).await;
         // Only an answer this message gave counts: one left by a voided attempt of a retried
         // stream is dropped.
         let answered = structured_answer_accepted(&uses, &results);
-        self.record(results, observer)?;
+        self.record(results)?;
         let value = self.structured.as_ref().and_then(|e| e.slot.take());
         if let Some(value) = value.filter(|_| answered) {
             report.structured = Some(value);
@@ -264,11 +262,11 @@ impl Agent {
 
     /// The model ended its turn: done, unless a structured answer is expected and has not come,
     /// in which case the model is reminded (a few times at most).
-    fn model_ended(&mut self, observer: &Observer) -> anyhow::Result<Step> {
+    fn model_ended(&mut self) -> anyhow::Result<Step> {
         match &mut self.structured {
             Some(expected) if expected.reminders < MAX_REMINDERS => {
                 expected.reminders += 1;
-                self.record(Message::user_text(structured::reminder()), observer)?;
+                self.record(Message::user_text(structured::reminder()))?;
                 Ok(Step::Next)
             }
             _ => Ok(Step::End(Outcome::Done)),
@@ -280,6 +278,32 @@ impl Agent {
         self.attachments.extend(blocks);
     }
 
+    /// Attaches the files that `prompt`'s `@path` words name to the next user message (see
+    /// [`crate::attachments`]), except those a `read_file` deny rule covers; returns a note for
+    /// each word that could not be attached, saying why.
+    pub fn attach_files(&mut self, prompt: &str) -> Vec<String> {
+        let cwd = self.runtime.session.cwd().to_path_buf();
+        let rules = self.permission_rules();
+        let read_file = self.runtime.registry.get("read_file");
+        let denied = |path: &std::path::Path| {
+            read_file.as_ref().is_some_and(|entry| {
+                let input = serde_json::json!({ "path": path });
+                rules
+                    .deny
+                    .iter()
+                    .any(|rule| rule.matches(entry.tool().as_ref(), &input, &cwd))
+            })
+        };
+        let (blocks, notes) = crate::attachments::attach(prompt, &cwd, &denied);
+        self.attach(blocks);
+        notes
+    }
+
+    /// The permission rules in force now ("always allow" answers included).
+    pub fn permission_rules(&self) -> tool_core::PermissionRules {
+        self.runtime.permissions.rules()
+    }
+
     /// Makes each turn end with a value the `structured_output` tool accepted (see
     /// [`crate::structured`]); the value is the report's `structured`.
     pub fn expect_structured_output(&mut self, slot: Slot) {
@@ -288,7 +312,7 @@ impl Agent {
 
     /// Records the user's message, with what changed among the deferred tools and the tools
     /// and skills prefetched for it. What a skill allowed in the previous turn ends here.
-    fn begin_turn(&mut self, user_text: &str, observer: &Observer) -> anyhow::Result<()> {
+    fn begin_turn(&mut self, user_text: &str) -> anyhow::Result<()> {
         self.runtime.skills.end_turn();
         let first = !self.messages.iter().any(|m| m.role == Role::User);
         let mut content = vec![Block::Text {
@@ -309,13 +333,10 @@ impl Agent {
         if let Some(text) = crate::skills::discovery_note(&skills) {
             content.push(Block::Text { text });
         }
-        self.record(
-            Message {
-                role: Role::User,
-                content,
-            },
-            observer,
-        )
+        self.record(Message {
+            role: Role::User,
+            content,
+        })
     }
 
     /// The next request: the whole conversation and the tools the pool chooses now.
@@ -329,20 +350,21 @@ impl Agent {
         }
     }
 
-    /// Streams one assistant message: text and reasoning go to the observer, and each call
+    /// Streams one assistant message: text and reasoning go to the front end, and each call
     /// starts as soon as the provider reports it complete.
     async fn stream_message(
         &self,
         request: &ModelRequest,
         calls: &mut MessageCalls,
         cancel: &CancellationToken,
-        observer: &Observer,
     ) -> Result<Response, ProviderError> {
         let mut events = self.provider.stream(request, cancel);
         while let Some(event) = events.next().await {
             match event? {
-                StreamEvent::TextDelta(text) => observer(AgentEvent::Text { text }),
-                StreamEvent::ThinkingDelta(text) => observer(AgentEvent::Thinking { text }),
+                StreamEvent::TextDelta(text) => self.front_end.event(AgentEvent::Text { text }),
+                StreamEvent::ThinkingDelta(text) => {
+                    self.front_end.event(AgentEvent::Thinking { text })
+                }
                 StreamEvent::ToolUseStarted { .. } => {}
                 StreamEvent::ToolCall(call) => calls.start(call),
                 StreamEvent::Retrying {
@@ -350,7 +372,8 @@ impl Agent {
                 } => {
                     // What the failed attempt streamed is void, and the retry streams it again.
                     calls.discard_attempt();
-                    observer(AgentEvent::Retrying { attempt, reason });
+                    self.front_end
+                        .event(AgentEvent::Retrying { attempt, reason });
                 }
                 StreamEvent::Finished(response) => {
                     // The message is complete: the calls held back until now may start.
@@ -366,12 +389,7 @@ impl Agent {
 
     /// Waits for the message's calls and answers each `tool_use` block, in the message's order,
     /// with the result of the call of the same id.
-    async fn finish_calls(
-        &self,
-        calls: MessageCalls,
-        uses: &[(String, String)],
-        observer: &Observer,
-    ) -> Message {
+    async fn finish_calls(&self, calls: MessageCalls, uses: &[(String, String)]) -> Message {
         let mut results: BTreeMap<String, ToolResult> = calls
             .finish()
             .await
@@ -383,7 +401,7 @@ impl Agent {
             let result = results.remove(id).unwrap_or_else(|| {
                 ToolResult::error(id, "the call did not run; the provider never reported it")
             });
-            observer(AgentEvent::ToolResult {
+            self.front_end.event(AgentEvent::ToolResult {
                 name: name.clone(),
                 result: result.clone(),
             });
@@ -396,9 +414,9 @@ impl Agent {
         }
     }
 
-    fn record(&mut self, message: Message, observer: &Observer) -> anyhow::Result<()> {
+    fn record(&mut self, message: Message) -> anyhow::Result<()> {
         self.transcript.message(&message)?;
-        observer(AgentEvent::Message {
+        self.front_end.event(AgentEvent::Message {
             message: message.clone(),
         });
         self.messages.push(message);

@@ -6,6 +6,7 @@ pub mod attachments;
 pub mod commands;
 pub mod compaction;
 pub mod conversation;
+pub mod frontend;
 pub mod instructions;
 pub mod provider;
 pub mod recap;

@@ -8,13 +8,14 @@ use anyhow::Context as _;
 use tool_builtins::{Builtins, ReadDenies, SandboxMode, ShellConfig};
 use tool_core::{
     CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook, PreToolHook,
-    Prompter, Session, Tool, ToolRegistry,
+    Session, Tool, ToolRegistry,
 };
 use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
 use tool_skills::{SkillSession, SkillTool};
 
 use crate::conversation::{Message, Role};
+use crate::frontend::{self, FrontEnd};
 use crate::settings::{Paths, Settings};
 use crate::skills::SkillSearch;
 
@@ -60,11 +61,13 @@ pub struct ToolRuntime {
     pub context_window: usize,
     /// What a restricted runtime built from this one (a sub-agent's) inherits.
     inheritance: Inheritance,
+    /// Where the agent and its tools report, and ask.
+    pub(crate) front_end: Arc<dyn FrontEnd>,
 }
 
 /// What a restricted runtime (a sub-agent's) inherits from the runtime it was built from: the
 /// registry its tools are picked from, the session (so a permission mode change applies to both),
-/// the permission rules, the hooks and the front end's prompter.
+/// the permission rules, the hooks and the front end.
 #[derive(Clone)]
 pub struct Inheritance {
     /// The parent's registry. Weak, because the tools that keep an inheritance are registered in
@@ -78,20 +81,20 @@ pub struct Inheritance {
     pub pre_hooks: Vec<Arc<dyn PreToolHook>>,
     /// The parent's post-tool hooks.
     pub post_hooks: Vec<Arc<dyn PostToolHook>>,
-    /// The front end's prompter; `None` in non-interactive runs.
-    pub prompter: Option<Arc<dyn Prompter>>,
+    /// The parent's front end.
+    pub front_end: Arc<dyn FrontEnd>,
 }
 
 impl Inheritance {
     /// A runtime whose model sees only `offered` (every one of them, nothing deferred) and whose
     /// executor also knows `refused`, so that a call of one of those gets that tool's own answer
     /// rather than "no such tool". It shares the session and the hooks, starts from the current
-    /// rules, and asks through `prompter` instead of the parent's.
+    /// rules, and reports to and asks through `front_end` instead of the parent's.
     pub fn restricted(
         &self,
         offered: Vec<Arc<dyn Tool>>,
         refused: Vec<Arc<dyn Tool>>,
-        prompter: Option<Arc<dyn Prompter>>,
+        front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<ToolRuntime> {
         let visible = Arc::new(ToolRegistry::new());
         let callable = Arc::new(ToolRegistry::new());
@@ -110,7 +113,7 @@ impl Inheritance {
         let rules = self.permissions.rules();
         pool.set_rules(rules.clone());
         let mut permissions = Permissions::new(rules);
-        if let Some(prompter) = prompter.clone() {
+        if let Some(prompter) = frontend::prompter(&front_end) {
             permissions = permissions.with_prompter(prompter);
         }
         let permissions = Arc::new(permissions);
@@ -125,7 +128,7 @@ impl Inheritance {
         let inheritance = Self {
             registry: Arc::downgrade(&callable),
             permissions: Arc::clone(&permissions),
-            prompter,
+            front_end: Arc::clone(&front_end),
             ..self.clone()
         };
         Ok(ToolRuntime {
@@ -138,6 +141,7 @@ impl Inheritance {
             skills: Arc::new(SkillSession::new(Arc::default())),
             context_window: crate::skills::DEFAULT_CONTEXT_WINDOW,
             inheritance,
+            front_end,
         })
     }
 }
@@ -155,24 +159,24 @@ pub fn mcp_config(settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
 }
 
 impl ToolRuntime {
-    /// Builds the tool side for `cwd` from merged settings and flags. `prompter` is `None` for
-    /// non-interactive runs, where calls that need approval are denied.
+    /// Builds the tool side for `cwd` from merged settings and flags. The agent and its tools
+    /// report to `front_end`, and ask through it when it can ask (else calls that need approval
+    /// are denied).
     pub fn build(
         cwd: &Path,
         session_id: &str,
         session_dir: PathBuf,
         settings: &Settings,
         options: &ToolOptions,
-        prompter: Option<Arc<dyn Prompter>>,
+        front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<Self> {
         let rules = rules(settings, options)?;
         let mode = options
             .mode
             .or(settings.permissions.mode)
             .unwrap_or_default();
-        let inherited_prompter = prompter.clone();
         let mut permissions = Permissions::new(rules.clone());
-        if let Some(prompter) = prompter {
+        if let Some(prompter) = frontend::prompter(&front_end) {
             permissions = permissions.with_prompter(prompter);
         }
         let permissions = Arc::new(permissions);
@@ -199,7 +203,7 @@ impl ToolRuntime {
             permissions: Arc::clone(&permissions),
             pre_hooks: Vec::new(),
             post_hooks: Vec::new(),
-            prompter: inherited_prompter,
+            front_end: Arc::clone(&front_end),
         };
         let mut builder = Executor::builder(Arc::clone(&registry), Arc::clone(&session))
             .permissions(Arc::clone(&permissions))
@@ -228,6 +232,7 @@ impl ToolRuntime {
                 .context_window
                 .unwrap_or(crate::skills::DEFAULT_CONTEXT_WINDOW),
             inheritance,
+            front_end,
         })
     }
 
@@ -251,6 +256,11 @@ impl ToolRuntime {
         }
         self.pool.discover(&called);
         self.skills.mark_suggested(suggested);
+    }
+
+    /// Where the agent and its tools report, and ask.
+    pub fn front_end(&self) -> &Arc<dyn FrontEnd> {
+        &self.front_end
     }
 
     /// What a restricted runtime built from this one (a sub-agent's) inherits.

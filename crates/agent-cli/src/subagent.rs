@@ -20,7 +20,7 @@ pub mod run;
 pub mod tool;
 
 pub use kinds::{AGENT_TOOL, AgentFolder, AgentType, AgentTypes, EXPLORE, FolderOwner, ToolChoice};
-pub use run::{Launcher, SUBAGENTS_DIR, UsageHook, transcript_dir};
+pub use run::{Launcher, SUBAGENTS_DIR, transcript_dir};
 pub use tool::{AgentInput, AgentTool, DEFAULT_MAX_TURNS, install};
 
 #[cfg(test)]

@@ -5,10 +5,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
-use tool_core::{ExecutionEvent, PermissionRequest, PromptAnswer, Prompter, RuleScope};
 
+use tool_core::{ExecutionEvent, PermissionRequest, PromptAnswer, RuleScope};
+
+use crate::agent::AgentEvent;
+use crate::frontend::FrontEnd;
 use crate::settings::Paths;
 
 /// Standard input's lines, shared by the conversation prompt and permission prompts.
@@ -19,15 +23,18 @@ pub fn input_lines() -> InputLines {
     Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()))
 }
 
-/// Asks the user in the terminal.
-pub struct TerminalPrompter {
+/// The interactive terminal as a front end: streamed text on standard output; tool progress,
+/// results, retries and compactions on standard error; permission questions asked there.
+pub struct Terminal {
     input: InputLines,
     paths: Paths,
     project: PathBuf,
+    /// Streamed text stopped mid-line: a status line must start on a line of its own.
+    mid_line: AtomicBool,
 }
 
-impl TerminalPrompter {
-    /// A prompter reading answers from `input`; "always allow it in this project" is kept for
+impl Terminal {
+    /// A front end reading answers from `input`; "always allow it in this project" is kept for
     /// the folder `project` in the user directory of `paths` (see [`crate::trust`]), never in
     /// the project's own files, which are untrusted on the next start.
     pub fn new(input: InputLines, paths: Paths, project: PathBuf) -> Self {
@@ -35,6 +42,13 @@ impl TerminalPrompter {
             input,
             paths,
             project,
+            mid_line: AtomicBool::new(false),
+        }
+    }
+
+    fn end_line(&self) {
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            println!();
         }
     }
 }
@@ -65,7 +79,43 @@ pub fn prompt_text(request: &PermissionRequest) -> String {
 }
 
 #[async_trait]
-impl Prompter for TerminalPrompter {
+impl FrontEnd for Terminal {
+    fn event(&self, event: AgentEvent) {
+        match event {
+            AgentEvent::Text { text } => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                self.mid_line
+                    .store(!text.ends_with('\n'), Ordering::Relaxed);
+            }
+            AgentEvent::Tool { event } => {
+                self.end_line();
+                print_event(&event);
+            }
+            AgentEvent::ToolResult { name, result } => {
+                self.end_line();
+                print_result(&name, &result);
+            }
+            AgentEvent::Retrying { attempt, reason } => {
+                eprintln!("  (retrying, attempt {attempt}: {reason})")
+            }
+            AgentEvent::Compacted { .. } => {
+                self.end_line();
+                eprintln!("  {}", compaction_text(&event));
+            }
+            AgentEvent::CompactionFailed { reason } => {
+                self.end_line();
+                eprintln!("  (the conversation could not be compacted: {reason})");
+            }
+            AgentEvent::Thinking { .. } | AgentEvent::Message { .. } | AgentEvent::Usage { .. } => {
+            }
+        }
+    }
+
+    fn can_ask(&self) -> bool {
+        true
+    }
+
     async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
         let mut input = self.input.lock().await;
         loop {

@@ -8,8 +8,9 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tool_core::{Batch, CancellationToken, ExecutionEvent, Executor, ToolCall, ToolResult};
 
-use super::events::{AgentEvent, Observer, Outcome};
+use super::events::{AgentEvent, Outcome};
 use crate::conversation::{Block, Message};
+use crate::frontend::FrontEnd;
 use crate::provider::{ProviderError, Response, StreamEvent};
 use crate::structured::{self, Slot};
 
@@ -76,17 +77,21 @@ pub(crate) struct MessageCalls {
     /// The batches of attempts a retry made void: cancelled, still to be awaited.
     pub(crate) discarded: Vec<Batch>,
     pub(crate) progress: UnboundedSender<ExecutionEvent>,
-    /// Passes the calls' progress on to the observer.
+    /// Passes the calls' progress on to the front end.
     pub(crate) forward: JoinHandle<()>,
 }
 
 impl MessageCalls {
-    pub(crate) fn new(executor: &Executor, turn: &CancellationToken, observer: &Observer) -> Self {
+    pub(crate) fn new(
+        executor: &Executor,
+        turn: &CancellationToken,
+        front_end: &Arc<dyn FrontEnd>,
+    ) -> Self {
         let (progress, mut events) = unbounded_channel::<ExecutionEvent>();
-        let observer = Arc::clone(observer);
+        let front_end = Arc::clone(front_end);
         let forward = tokio::spawn(async move {
             while let Some(event) = events.recv().await {
-                observer(AgentEvent::Tool { event });
+                front_end.event(AgentEvent::Tool { event });
             }
         });
         let attempt = turn.child_token();
@@ -131,7 +136,7 @@ impl MessageCalls {
     }
 
     /// Waits for every call, the cancelled ones too, and for their progress to reach the
-    /// observer; returns the results of the calls of the attempt that counted.
+    /// front end; returns the results of the calls of the attempt that counted.
     pub(crate) async fn finish(self) -> Vec<ToolResult> {
         for old in self.discarded {
             let _ = old.finish().await;

@@ -30,6 +30,10 @@ impl Agent {
     /// Counts a response's usage for the turn and the session, and remembers its input size.
     pub(super) fn account(&mut self, usage: &Usage, sent: usize, report: &mut TurnReport) {
         report.add(&self.meter.record(&self.model, *usage));
+        self.front_end.event(AgentEvent::Usage {
+            model: self.model.clone(),
+            usage: *usage,
+        });
         let input =
             usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
         self.last_input = Some((input, sent));
@@ -40,10 +44,9 @@ impl Agent {
         &mut self,
         keep: Option<&str>,
         cancel: &CancellationToken,
-        observer: &Observer,
     ) -> anyhow::Result<Costed> {
         let mut report = TurnReport::new();
-        self.compact(Trigger::Manual, keep, cancel, observer, &mut report)
+        self.compact(Trigger::Manual, keep, cancel, &mut report)
             .await?;
         Ok(report.costed())
     }
@@ -57,7 +60,6 @@ impl Agent {
         trigger: Trigger,
         keep: Option<&str>,
         cancel: &CancellationToken,
-        observer: &Observer,
         report: &mut TurnReport,
     ) -> anyhow::Result<()> {
         anyhow::ensure!(
@@ -71,11 +73,15 @@ impl Agent {
         let from = compaction::kept_from(&self.messages, budget);
         let (summary, usage) = self.summarize(keep, cancel).await?;
         report.add(&self.meter.record(&self.model, usage));
+        self.front_end.event(AgentEvent::Usage {
+            model: self.model.clone(),
+            usage,
+        });
         let kept = self.messages.len() - from;
         self.transcript.compaction(trigger, &summary, kept)?;
         self.messages = compaction::compacted(&summary, &self.messages, from);
         self.last_input = None;
-        observer(AgentEvent::Compacted {
+        self.front_end.event(AgentEvent::Compacted {
             trigger,
             tokens_before: before,
             tokens_after: self.context_tokens(),

@@ -1,8 +1,6 @@
 //! What the agent reports while it works: events for the front end, how a turn ended, and what it
 //! spent.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use tool_core::{ExecutionEvent, ToolResult};
 
@@ -41,6 +39,14 @@ pub enum AgentEvent {
         /// Its result.
         result: ToolResult,
     },
+    /// A model request's token usage (a compaction's summary request too), as the provider
+    /// counted it.
+    Usage {
+        /// The model the request went to.
+        model: String,
+        /// What it used.
+        usage: Usage,
+    },
     /// The provider request is being retried.
     Retrying {
         /// The next attempt.
@@ -65,9 +71,6 @@ pub enum AgentEvent {
         reason: String,
     },
 }
-
-/// Receives agent events (from the loop and from running tools).
-pub type Observer = Arc<dyn Fn(AgentEvent) + Send + Sync>;
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

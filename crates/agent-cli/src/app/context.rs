@@ -52,7 +52,7 @@ impl Context {
     pub(crate) fn runtime(
         &self,
         args: &ToolArgs,
-        prompter: Option<Arc<dyn Prompter>>,
+        front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<ToolRuntime> {
         let id = "cli";
         ToolRuntime::build(
@@ -61,7 +61,7 @@ impl Context {
             self.paths.sessions_dir().join(id),
             &self.settings,
             &self.tool_options(args),
-            prompter,
+            front_end,
         )
     }
 }
@@ -196,18 +196,12 @@ pub(crate) fn install_subagents(
     for warning in &types.warnings {
         eprintln!("warning: {warning}");
     }
-    let spent: UsageHook = {
-        let meter = meter.clone();
-        Arc::new(move |model: &str, usage| {
-            meter.record(model, usage);
-        })
-    };
     subagent::install(
         runtime,
         types,
         Arc::clone(provider),
         model.to_owned(),
-        Some(spent),
+        meter.clone(),
     )
 }
 

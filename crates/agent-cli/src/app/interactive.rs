@@ -35,7 +35,6 @@ pub(crate) async fn interactive_mode(
         agent.runtime.pool.deferred_names().len()
     );
     print_recap(agent);
-    let observer = terminal_observer();
     loop {
         eprint!("\n> ");
         let _ = std::io::stderr().flush();
@@ -50,7 +49,7 @@ pub(crate) async fn interactive_mode(
             Some(Ok(Slash::Exit)) => return Ok(ExitCode::SUCCESS),
             Some(Ok(command)) => {
                 let token = fresh_token(turn);
-                match slash(agent, command, &token, &observer, origins).await {
+                match slash(agent, command, &token, origins).await {
                     Ok(text) => println!("{text}"),
                     Err(err) => eprintln!("error: {err:#}"),
                 }
@@ -64,7 +63,7 @@ pub(crate) async fn interactive_mode(
         }
         let token = fresh_token(turn);
         attach_files(agent, &line);
-        match agent.run_turn(line.trim(), &token, &observer).await {
+        match agent.run_turn(line.trim(), &token).await {
             Ok(report) => {
                 println!();
                 match report.outcome {
@@ -116,23 +115,9 @@ pub(crate) const RECAP_LINES: usize = 40;
 /// Attaches the files the prompt's `@path` words name to the next message, saying on stderr
 /// which could not be attached and why.
 pub(crate) fn attach_files(agent: &mut Agent, prompt: &str) {
-    let cwd = agent.runtime.session.cwd().to_path_buf();
-    let rules = agent.runtime.permissions.rules();
-    let read_file = agent.runtime.registry.get("read_file");
-    let denied = |path: &Path| {
-        read_file.as_ref().is_some_and(|entry| {
-            let input = serde_json::json!({ "path": path });
-            rules
-                .deny
-                .iter()
-                .any(|rule| rule.matches(entry.tool().as_ref(), &input, &cwd))
-        })
-    };
-    let (blocks, notes) = agent_cli::attachments::attach(prompt, &cwd, &denied);
-    for note in notes {
+    for note in agent.attach_files(prompt) {
         eprintln!("note: {note}");
     }
-    agent.attach(blocks);
 }
 
 /// The line after each turn: its tokens and cost, and the session's cost so far.
@@ -149,7 +134,6 @@ pub(crate) async fn slash(
     agent: &mut Agent,
     command: Slash,
     cancel: &CancellationToken,
-    observer: &Observer,
     origins: &RuleSources,
 ) -> anyhow::Result<String> {
     Ok(match command {
@@ -159,7 +143,7 @@ pub(crate) async fn slash(
             "(conversation cleared: the next message starts afresh)".to_owned()
         }
         Slash::Compact(keep) => {
-            let spent = agent.compact_now(keep.as_deref(), cancel, observer).await?;
+            let spent = agent.compact_now(keep.as_deref(), cancel).await?;
             format!("  tokens: {}", spent.line())
         }
         Slash::Context => commands::context_report(agent),
@@ -178,7 +162,7 @@ pub(crate) async fn slash(
         Slash::Model(None) => format!("model: {}", agent.model()),
         Slash::Permissions => commands::permissions_report(
             agent.runtime.session.mode(),
-            &agent.runtime.permissions.rules(),
+            &agent.permission_rules(),
             &origins.origins,
             &origins.waiting,
         ),
@@ -246,46 +230,4 @@ impl RuleSources {
             context_window: ctx.settings.context_window,
         })
     }
-}
-
-/// What the interactive mode shows while a turn runs: streamed text on stdout, tool progress,
-/// results, retries and compactions on stderr.
-pub(crate) fn terminal_observer() -> Observer {
-    // Streamed text may stop mid-line; a status line must then start on a line of its own.
-    let mid_line = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let end_line = {
-        let mid_line = Arc::clone(&mid_line);
-        move || {
-            if mid_line.swap(false, std::sync::atomic::Ordering::Relaxed) {
-                println!();
-            }
-        }
-    };
-    Arc::new(move |event: AgentEvent| match event {
-        AgentEvent::Text { text } => {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-            mid_line.store(!text.ends_with('\n'), std::sync::atomic::Ordering::Relaxed);
-        }
-        AgentEvent::Tool { event } => {
-            end_line();
-            ui::print_event(&event);
-        }
-        AgentEvent::ToolResult { name, result } => {
-            end_line();
-            ui::print_result(&name, &result);
-        }
-        AgentEvent::Retrying { attempt, reason } => {
-            eprintln!("  (retrying, attempt {attempt}: {reason})")
-        }
-        AgentEvent::Compacted { .. } => {
-            end_line();
-            eprintln!("  {}", ui::compaction_text(&event));
-        }
-        AgentEvent::CompactionFailed { reason } => {
-            end_line();
-            eprintln!("  (the conversation could not be compacted: {reason})");
-        }
-        AgentEvent::Thinking { .. } | AgentEvent::Message { .. } => {}
-    })
 }

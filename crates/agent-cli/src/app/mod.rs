@@ -2,7 +2,7 @@
 //! the interactive front end. The engine they drive is the `agent_cli` library.
 
 use std::io::{IsTerminal as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -10,16 +10,17 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use tool_builtins::SandboxMode;
-use tool_core::{CancellationToken, PermissionMode, Prompter, ToolCall};
+use tool_core::{CancellationToken, PermissionMode, ToolCall};
 
-use agent_cli::agent::{Agent, AgentEvent, Observer, Outcome};
+use agent_cli::agent::{Agent, AgentEvent, Outcome};
 use agent_cli::commands::{self, Slash};
 use agent_cli::compaction::{self, Window};
+use agent_cli::frontend::{FrontEnd, Headless};
 use agent_cli::instructions;
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::{Paths, Settings};
 use agent_cli::structured::{self, StructuredOutput};
-use agent_cli::subagent::{self, AgentTypes, UsageHook};
+use agent_cli::subagent::{self, AgentTypes};
 use agent_cli::transcript::{self, Transcript};
 use agent_cli::trust;
 use agent_cli::ui;

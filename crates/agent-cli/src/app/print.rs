@@ -9,7 +9,6 @@ pub(crate) async fn print_mode(
     turn: &std::sync::Mutex<CancellationToken>,
     structured: bool,
 ) -> anyhow::Result<ExitCode> {
-    let observer = print_observer(format);
     let token = fresh_token(turn);
     let task = if structured {
         format!(
@@ -20,7 +19,7 @@ pub(crate) async fn print_mode(
         task.to_owned()
     };
     attach_files(agent, &task);
-    let report = agent.run_turn(&task, &token, &observer).await;
+    let report = agent.run_turn(&task, &token).await;
     let (mut is_error, text, report) = match report {
         Ok(report) => (
             report.outcome != Outcome::Done,
@@ -78,9 +77,9 @@ pub(crate) async fn print_mode(
     })
 }
 
-/// What print mode shows while it works: each event as a JSON line for `stream-json`, else
-/// only retries and compactions, on standard error.
-pub(crate) fn print_observer(format: OutputFormat) -> Observer {
+/// Print mode's front end, which cannot ask (a call that needs approval is denied): each event
+/// as a JSON line for `stream-json`, else only retries and compactions, on standard error.
+pub(crate) fn print_front_end(format: OutputFormat) -> Arc<dyn FrontEnd> {
     match format {
         OutputFormat::StreamJson => Arc::new(|event: AgentEvent| {
             if matches!(

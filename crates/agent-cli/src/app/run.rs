@@ -11,13 +11,14 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
         ask_trust(&input).await?;
     }
     let ctx = Context::load(trust_project)?;
-    let prompter: Option<Arc<dyn Prompter>> = interactive.then(|| {
-        Arc::new(ui::TerminalPrompter::new(
+    let front_end: Arc<dyn FrontEnd> = match args.print {
+        None => Arc::new(ui::Terminal::new(
             Arc::clone(&input),
             ctx.paths.clone(),
             ctx.cwd.clone(),
-        )) as Arc<dyn Prompter>
-    });
+        )),
+        Some(_) => print_front_end(args.output_format),
+    };
     let (transcript, messages) = open_session(&ctx, &args)?;
     let session_dir = ctx.paths.sessions_dir().join(transcript.id());
     let sandbox = args
@@ -34,7 +35,7 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
         session_dir,
         &ctx.settings,
         &ctx.tool_options(&args.provider_tools()),
-        prompter,
+        front_end,
     )?;
     if let Some(manager) = &runtime.mcp {
         if interactive {

@@ -104,7 +104,7 @@ pub(crate) async fn tools_list(
     tools: &ToolArgs,
     deferred: bool,
 ) -> anyhow::Result<ExitCode> {
-    let runtime = ctx.runtime(tools, None)?;
+    let runtime = ctx.runtime(tools, Arc::new(Headless))?;
     runtime.settle_mcp().await;
     let mut out = std::io::stdout().lock();
     if deferred {
@@ -137,7 +137,7 @@ pub(crate) async fn tools_search(
     explain: bool,
     limit: usize,
 ) -> anyhow::Result<ExitCode> {
-    let runtime = ctx.runtime(tools, None)?;
+    let runtime = ctx.runtime(tools, Arc::new(Headless))?;
     runtime.settle_mcp().await;
     let mut index = tool_search::SearchIndex::default();
     for tool in runtime.pool.visible_tools() {
@@ -172,14 +172,16 @@ pub(crate) async fn tools_call(
             "--input is not JSON: {input}; pass an object such as '{{\"path\": \"README.md\"}}'"
         )
     })?;
-    let prompter: Option<Arc<dyn Prompter>> = std::io::stdin().is_terminal().then(|| {
-        Arc::new(ui::TerminalPrompter::new(
+    let front_end: Arc<dyn FrontEnd> = if std::io::stdin().is_terminal() {
+        Arc::new(ui::Terminal::new(
             ui::input_lines(),
             ctx.paths.clone(),
             ctx.cwd.clone(),
-        )) as Arc<dyn Prompter>
-    });
-    let runtime = ctx.runtime(tools, prompter)?;
+        ))
+    } else {
+        Arc::new(Headless)
+    };
+    let runtime = ctx.runtime(tools, front_end)?;
     runtime.settle_mcp().await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let printer = tokio::spawn(async move {
@@ -212,7 +214,7 @@ pub(crate) async fn mcp_command(
     match command {
         McpCommand::List { timeout } => mcp_list(&ctx, timeout).await,
         McpCommand::Serve { tools } => {
-            let runtime = ctx.runtime(&tools, None)?;
+            let runtime = ctx.runtime(&tools, Arc::new(Headless))?;
             runtime.settle_mcp().await;
             tool_mcp::serve_stdio(Arc::new(runtime.executor.clone()), "agent-cli").await?;
             Ok(ExitCode::SUCCESS)
@@ -222,7 +224,7 @@ pub(crate) async fn mcp_command(
 
 /// `mcp list`: each server's state and tool count, and the project's servers waiting for trust.
 pub(crate) async fn mcp_list(ctx: &Context, timeout: u64) -> anyhow::Result<ExitCode> {
-    let runtime = ctx.runtime(&ToolArgs::default(), None)?;
+    let runtime = ctx.runtime(&ToolArgs::default(), Arc::new(Headless))?;
     let waiting: Vec<(&str, &str)> = ctx
         .ignored
         .iter()

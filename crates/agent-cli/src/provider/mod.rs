@@ -46,6 +46,7 @@ pub mod anthropic;
 mod config;
 mod factory;
 pub mod openai;
+mod scripted;
 mod transport;
 
 use futures::stream::BoxStream;
@@ -60,6 +61,7 @@ pub use config::{
 };
 pub use factory::build;
 pub use openai::OpenAiProvider;
+pub use scripted::Scripted;
 
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
 

@@ -1,5 +1,5 @@
 //! What keeps a sub-agent inside its type: a guard that lets only reading calls through, a
-//! stand-in that refuses a tool outside the type's set, and a prompter that names the sub-agent
+//! stand-in that refuses a tool outside the type's set, and a front end that names the sub-agent
 //! in every permission prompt.
 
 use std::path::PathBuf;
@@ -8,9 +8,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    PermissionCheck, PermissionRequest, Permissions, PromptAnswer, Prompter, Tool, ToolContext,
-    ToolError, ToolOutput, ToolSpec,
+    ExecutionEvent, PermissionCheck, PermissionRequest, Permissions, PromptAnswer, Tool,
+    ToolContext, ToolError, ToolOutput, ToolSpec,
 };
+
+use crate::agent::AgentEvent;
+use crate::frontend::FrontEnd;
 
 /// A tool of a read-only sub-agent: a call that would not only read is refused before it runs,
 /// so the sub-agent's type really is read-only (the shell keeps its read-only commands).
@@ -143,32 +146,53 @@ impl Tool for Refused {
     }
 }
 
-/// The front end's prompter, for one sub-agent: each prompt says which sub-agent asks, and an
-/// "always allow" answer also holds for the main agent (the user allowed the call, not the
-/// sub-agent).
-pub struct NamedPrompter {
-    inner: Arc<dyn Prompter>,
+/// A sub-agent's front end: each tool call it starts is reported as the `agent` call's progress
+/// (such as `explore: Searching for foo`); each permission prompt goes to the parent's front end
+/// saying which sub-agent asks, and an "always allow" answer also holds for the main agent (the
+/// user allowed the call, not the sub-agent).
+pub struct SubAgentFrontEnd {
+    parent: Arc<dyn FrontEnd>,
     agent: String,
-    parent: Arc<Permissions>,
+    permissions: Arc<Permissions>,
+    call: Option<ToolContext>,
 }
 
-impl NamedPrompter {
-    /// Asks through `inner` on behalf of the sub-agent `agent`; rules learned go to `parent` too.
-    pub fn wrap(
-        inner: Arc<dyn Prompter>,
+impl SubAgentFrontEnd {
+    /// The front end of the sub-agent `agent`, run by the call `call` (`None`: no progress is
+    /// reported), asking through `parent`; rules learned go to `permissions` (the parent's).
+    pub fn new(
+        parent: Arc<dyn FrontEnd>,
         agent: &str,
-        parent: Arc<Permissions>,
-    ) -> Arc<dyn Prompter> {
+        permissions: Arc<Permissions>,
+        call: Option<ToolContext>,
+    ) -> Arc<dyn FrontEnd> {
         Arc::new(Self {
-            inner,
-            agent: agent.to_owned(),
             parent,
+            agent: agent.to_owned(),
+            permissions,
+            call,
         })
     }
 }
 
 #[async_trait]
-impl Prompter for NamedPrompter {
+impl FrontEnd for SubAgentFrontEnd {
+    fn event(&self, event: AgentEvent) {
+        if let (
+            Some(call),
+            AgentEvent::Tool {
+                event: ExecutionEvent::Started { tool, activity, .. },
+            },
+        ) = (&self.call, event)
+        {
+            call.progress(format!("{}: {}", self.agent, activity.unwrap_or(tool)));
+        }
+    }
+
+    fn can_ask(&self) -> bool {
+        self.parent.can_ask()
+    }
+
     async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
         let mut named = request.clone();
         let what = request
@@ -177,9 +201,9 @@ impl Prompter for NamedPrompter {
             .unwrap_or_else(|| format!("{} {}", request.tool, request.input));
         named.activity = Some(format!("[{} sub-agent] {what}", self.agent));
         named.reason = format!("{} (asked by the {} sub-agent)", request.reason, self.agent);
-        let answer = self.inner.ask(&named).await;
+        let answer = self.parent.ask(&named).await;
         if let PromptAnswer::AllowAlways { rule, .. } = &answer {
-            self.parent.allow(rule.clone());
+            self.permissions.allow(rule.clone());
         }
         answer
     }
@@ -199,7 +223,11 @@ mod tests {
     }
 
     #[async_trait]
-    impl Prompter for Recording {
+    impl FrontEnd for Recording {
+        fn can_ask(&self) -> bool {
+            true
+        }
+
         async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
             self.asked.lock().unwrap().push(request.clone());
             self.answer.clone()
@@ -217,7 +245,8 @@ mod tests {
             },
         });
         let parent = Arc::new(Permissions::default());
-        let prompter = NamedPrompter::wrap(recording.clone(), "tester", Arc::clone(&parent));
+        let prompter =
+            SubAgentFrontEnd::new(recording.clone(), "tester", Arc::clone(&parent), None);
         let request = PermissionRequest {
             tool_use_id: "toolu_1".into(),
             tool: "shell".into(),

@@ -5,25 +5,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_core::{ExecutionEvent, Prompter, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
+use tool_core::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 
-use super::guard::{NamedPrompter, ReadOnly, Refused};
+use super::guard::{ReadOnly, Refused, SubAgentFrontEnd};
 use super::kinds::{AgentType, NEVER_OFFERED};
-use crate::agent::{Agent, AgentEvent, Observer, Outcome, TurnReport};
-use crate::conversation::Usage;
+use crate::agent::{Agent, Outcome, TurnReport};
 use crate::provider::Provider;
 use crate::runtime::{Inheritance, ToolRuntime};
 use crate::transcript::Transcript;
-
-/// Receives the model and token usage of each sub-agent run, for the session's total (a type
-/// may name a model of its own, with a price of its own).
-pub type UsageHook = Arc<dyn Fn(&str, Usage) + Send + Sync>;
+use crate::usage::Meter;
 
 /// The folder under the session's directory where sub-agents' transcripts are saved.
 pub const SUBAGENTS_DIR: &str = "subagents";
 
 /// What every sub-agent of a session shares: the provider, the parent's model and tools, the
-/// turn limit and the usage hook.
+/// turn limit and the session's meter.
 #[derive(Clone)]
 pub struct Launcher {
     /// The provider the main agent talks to.
@@ -34,8 +30,9 @@ pub struct Launcher {
     pub parent: Inheritance,
     /// The most model requests of one sub-agent.
     pub max_turns: usize,
-    /// Told each run's usage.
-    pub usage: Option<UsageHook>,
+    /// The session's usage and cost, which each run's usage is added to (a type may name a
+    /// model of its own, with a price of its own).
+    pub meter: Meter,
 }
 
 impl Launcher {
@@ -47,7 +44,7 @@ impl Launcher {
         prompt: &str,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let runtime = self.runtime(kind)?;
+        let runtime = self.runtime(kind, ctx)?;
         let system = system_prompt(kind, &runtime);
         let dir = transcript_dir(ctx.session().dir(), ctx.tool_use_id());
         let transcript = Transcript::create(&dir, ctx.session().cwd()).map_err(|err| {
@@ -66,12 +63,10 @@ impl Launcher {
         )
         .with_system_prompt(system);
         agent.max_turns = self.max_turns;
-        let observer = progress_observer(&kind.name, ctx);
-        let outcome = agent.run_turn(prompt, ctx.cancellation(), &observer).await;
+        let outcome = agent.run_turn(prompt, ctx.cancellation()).await;
         // What it spent counts whether or not it finished.
-        if let Some(hook) = &self.usage {
-            hook(agent.model(), agent.session_usage().usage);
-        }
+        self.meter
+            .record(agent.model(), agent.session_usage().usage);
         let report = outcome.map_err(|err| {
             ToolError::failed(format!("the {} sub-agent failed: {err:#}", kind.name))
         })?;
@@ -79,20 +74,24 @@ impl Launcher {
     }
 
     /// The sub-agent's runtime: only the type's tools offered (each checked to only read for a
-    /// read-only type), every other tool of the parent refused with a reason, and permission
-    /// prompts that name the sub-agent.
-    fn runtime(&self, kind: &AgentType) -> Result<ToolRuntime, ToolError> {
+    /// read-only type), every other tool of the parent refused with a reason, its tool calls
+    /// reported as the progress of the call `ctx`, and permission prompts that name the
+    /// sub-agent.
+    fn runtime(&self, kind: &AgentType, ctx: &ToolContext) -> Result<ToolRuntime, ToolError> {
         let parent = self
             .parent
             .registry
             .upgrade()
             .ok_or_else(|| ToolError::failed("the session's tools are gone"))?;
         let ToolSets { offered, refused } = tool_sets(kind, &parent);
-        let prompter: Option<Arc<dyn Prompter>> = self.parent.prompter.clone().map(|inner| {
-            NamedPrompter::wrap(inner, &kind.name, Arc::clone(&self.parent.permissions))
-        });
+        let front_end = SubAgentFrontEnd::new(
+            Arc::clone(&self.parent.front_end),
+            &kind.name,
+            Arc::clone(&self.parent.permissions),
+            Some(ctx.clone()),
+        );
         self.parent
-            .restricted(offered, refused, prompter)
+            .restricted(offered, refused, front_end)
             .map_err(|err| ToolError::failed(format!("the sub-agent's tools: {err:#}")))
     }
 }
@@ -157,21 +156,6 @@ pub fn transcript_dir(session_dir: &Path, tool_use_id: &str) -> PathBuf {
     session_dir
         .join(SUBAGENTS_DIR)
         .join(tool_core::file_name_of_id(tool_use_id))
-}
-
-/// Reports each tool call the sub-agent starts as the `agent` call's progress, such as
-/// `explore: Searching for foo`.
-fn progress_observer(agent: &str, ctx: &ToolContext) -> Observer {
-    let agent = agent.to_owned();
-    let ctx = ctx.clone();
-    Arc::new(move |event: AgentEvent| {
-        if let AgentEvent::Tool {
-            event: ExecutionEvent::Started { tool, activity, .. },
-        } = event
-        {
-            ctx.progress(format!("{agent}: {}", activity.unwrap_or(tool)));
-        }
-    })
 }
 
 /// The tool result: the sub-agent's final text, with where its transcript is for whoever reads

@@ -9,9 +9,11 @@ use tool_core::{CancellationToken, ToolCall};
 
 use super::{AGENT_TOOL, AgentTypes, install, transcript_dir};
 use crate::conversation::{Block, StopReason, Usage};
+use crate::frontend::Headless;
 use crate::provider::{EventStream, ModelRequest, Provider, Response};
 use crate::runtime::{ToolOptions, ToolRuntime};
 use crate::settings::Settings;
+use crate::usage::Meter;
 
 /// Answers each request with the next response of its list, and keeps the requests.
 #[derive(Default)]
@@ -79,7 +81,7 @@ fn runtime(project: &Path, session_dir: &Path) -> ToolRuntime {
         session_dir.to_path_buf(),
         &Settings::default(),
         &ToolOptions::default(),
-        None,
+        Arc::new(Headless),
     )
     .unwrap()
 }
@@ -98,17 +100,13 @@ async fn a_sub_agent_answers_reports_its_usage_and_keeps_its_transcript() {
         ),
         reply(vec![text("alpha is in a.txt")], 20, 5),
     ]);
-    let spent = Arc::new(Mutex::new(Usage::default()));
-    let hook = {
-        let spent = Arc::clone(&spent);
-        Arc::new(move |_model: &str, usage: Usage| *spent.lock().unwrap() += usage)
-    };
+    let meter = Meter::default();
     install(
         &runtime,
         AgentTypes::default(),
         provider.clone(),
         "main-model".into(),
-        Some(hook),
+        meter.clone(),
     )
     .unwrap();
 
@@ -124,7 +122,7 @@ async fn a_sub_agent_answers_reports_its_usage_and_keeps_its_transcript() {
 
     assert!(!result.is_error, "{result:?}");
     assert_eq!(result.text(), "alpha is in a.txt");
-    let usage = *spent.lock().unwrap();
+    let usage = meter.total().usage;
     assert_eq!((usage.input_tokens, usage.output_tokens), (30, 7));
     let requests = provider.requests.lock().unwrap();
     assert_eq!(requests[0].model, "main-model");
@@ -164,7 +162,14 @@ async fn only_a_type_whose_tools_all_read_runs_beside_other_calls() {
     .unwrap();
     let runtime = runtime(project.path(), session_dir.path());
     let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
-    install(&runtime, types, Canned::new(Vec::new()), "m".into(), None).unwrap();
+    install(
+        &runtime,
+        types,
+        Canned::new(Vec::new()),
+        "m".into(),
+        Meter::default(),
+    )
+    .unwrap();
     let entry = runtime.registry.get(AGENT_TOOL).unwrap();
     let tool = entry.tool();
     let safe = |kind: &str| {
@@ -206,7 +211,14 @@ async fn a_type_with_every_tool_gets_none_that_acts_for_the_session() {
         .unwrap();
     let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
     let provider = Canned::new(vec![reply(vec![text("done")], 1, 1)]);
-    install(&runtime, types, provider.clone(), "m".into(), None).unwrap();
+    install(
+        &runtime,
+        types,
+        provider.clone(),
+        "m".into(),
+        Meter::default(),
+    )
+    .unwrap();
     assert!(runtime.registry.get(tool_skills::SKILL_TOOL).is_some());
 
     let call = ToolCall::new(
@@ -260,11 +272,7 @@ async fn a_failed_sub_agent_still_reports_what_it_spent() {
     let project = tempfile::tempdir().unwrap();
     let session_dir = tempfile::tempdir().unwrap();
     let runtime = runtime(project.path(), session_dir.path());
-    let spent = Arc::new(Mutex::new(Usage::default()));
-    let hook = {
-        let spent = Arc::clone(&spent);
-        Arc::new(move |_model: &str, usage: Usage| *spent.lock().unwrap() += usage)
-    };
+    let meter = Meter::default();
     let provider = Arc::new(FailsSecond {
         requests: Mutex::new(0),
     });
@@ -273,7 +281,7 @@ async fn a_failed_sub_agent_still_reports_what_it_spent() {
         AgentTypes::default(),
         provider,
         "m".into(),
-        Some(hook),
+        meter.clone(),
     )
     .unwrap();
 
@@ -293,6 +301,6 @@ async fn a_failed_sub_agent_still_reports_what_it_spent() {
         "{}",
         result.text()
     );
-    let usage = *spent.lock().unwrap();
+    let usage = meter.total().usage;
     assert_eq!((usage.input_tokens, usage.output_tokens), (10, 2));
 }

@@ -12,9 +12,10 @@ use tool_core::{
 };
 
 use super::kinds::{AGENT_TOOL, AgentType, AgentTypes, EXPLORE};
-use super::run::{Launcher, UsageHook};
+use super::run::Launcher;
 use crate::provider::Provider;
 use crate::runtime::ToolRuntime;
+use crate::usage::Meter;
 
 /// The `agent` tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -154,20 +155,20 @@ pub const DEFAULT_MAX_TURNS: usize = 50;
 
 /// Registers the `agent` tool in `runtime` (before the system prompt is built, so that the tool
 /// is in the session's first request): sub-agents of `types` talk to `provider`, with `model`
-/// for types that name none, and report their usage to `usage`.
+/// for types that name none, and add their usage to `meter` (the session's).
 pub fn install(
     runtime: &ToolRuntime,
     types: AgentTypes,
     provider: Arc<dyn Provider>,
     model: String,
-    usage: Option<UsageHook>,
+    meter: Meter,
 ) -> anyhow::Result<()> {
     let launcher = Launcher {
         provider,
         model,
         parent: runtime.inheritance(),
         max_turns: DEFAULT_MAX_TURNS,
-        usage,
+        meter,
     };
     runtime
         .registry
