@@ -11,7 +11,7 @@ use base64::Engine as _;
 use crate::conversation::Block;
 
 /// The largest text file attached whole; a longer one is cut with a note.
-pub const MAX_TEXT_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 256 * 1024;
 /// The largest image attached (the providers' own limit is about 5 MB).
 pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
@@ -20,7 +20,7 @@ pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 /// links resolved) that `denied` does not refuse are attached: a prompt may come from elsewhere
 /// (`-p "$ISSUE_TEXT"`), so it must not send `~/.ssh` or a file the deny rules keep from the
 /// model.
-pub fn attach(
+pub(crate) fn attach(
     prompt: &str,
     cwd: &Path,
     denied: &dyn Fn(&Path) -> bool,

@@ -62,11 +62,11 @@ impl Window {
 
 /// What an image costs in tokens, whatever its size: providers scale images down to about a
 /// megapixel and charge by area (about 1,600 tokens at most), not by the bytes of its encoding.
-pub const IMAGE_TOKENS: u64 = 1_600;
+pub(crate) const IMAGE_TOKENS: u64 = 1_600;
 
 /// An estimate of the tokens `messages` take: a token is about four bytes of their JSON, and an
 /// image [`IMAGE_TOKENS`]. Used for what the provider has not counted yet.
-pub fn estimate_tokens(messages: &[Message]) -> u64 {
+pub(crate) fn estimate_tokens(messages: &[Message]) -> u64 {
     messages
         .iter()
         .map(|m| MESSAGE_TOKENS + m.content.iter().map(block_tokens).sum::<u64>())
@@ -93,7 +93,7 @@ fn block_tokens(block: &Block) -> u64 {
 }
 
 /// Bytes per token in every estimate the agent makes: English prose and JSON run about four.
-pub const BYTES_PER_TOKEN: usize = 4;
+pub(crate) const BYTES_PER_TOKEN: usize = 4;
 
 /// About four bytes of a value's JSON a token.
 fn json_tokens<T: Serialize>(value: &T) -> u64 {
@@ -101,12 +101,12 @@ fn json_tokens<T: Serialize>(value: &T) -> u64 {
 }
 
 /// An estimate of the tokens of a text.
-pub fn estimate_text_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_text_tokens(text: &str) -> u64 {
     estimate_bytes_tokens(text.len())
 }
 
 /// An estimate of the tokens of `bytes` bytes of text.
-pub fn estimate_bytes_tokens(bytes: usize) -> u64 {
+pub(crate) fn estimate_bytes_tokens(bytes: usize) -> u64 {
     bytes.div_ceil(BYTES_PER_TOKEN) as u64
 }
 
@@ -166,12 +166,12 @@ const SUMMARY_HEAD: &str = "<conversation-summary>\nThe earlier part of this con
 const SUMMARY_TAIL: &str = "\n</conversation-summary>";
 
 /// The message that stands for the compacted history at the start of the conversation.
-pub fn summary_message(summary: &str) -> Message {
+pub(crate) fn summary_message(summary: &str) -> Message {
     Message::user_text(format!("{SUMMARY_HEAD}{}{SUMMARY_TAIL}", summary.trim()))
 }
 
 /// The summary a [`summary_message`]'s text carries, or `None` for any other text.
-pub fn summary_in(text: &str) -> Option<&str> {
+pub(crate) fn summary_in(text: &str) -> Option<&str> {
     text.strip_prefix(SUMMARY_HEAD)?.strip_suffix(SUMMARY_TAIL)
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// The file names read in each folder, in this order.
-pub const FILE_NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+pub(crate) const FILE_NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 
 /// How many bytes of instructions go into the system prompt, unless the caller says otherwise.
 pub const DEFAULT_BUDGET: usize = 40_000;

@@ -148,7 +148,7 @@ impl Inheritance {
 
 /// The MCP servers of the settings (which hold the project's `.mcp.json` servers that apply, see
 /// [`crate::trust`]), with `${VAR}` expanded from the environment.
-pub fn mcp_config(settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
+pub(crate) fn mcp_config(settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
     if settings.mcp_servers.is_empty() {
         return Ok(None);
     }

@@ -15,13 +15,13 @@ use tool_skills::{Skill, SkillRoot, SkillSession, SkillSet, SkillSource, discove
 use crate::settings::Paths;
 
 /// The context window assumed when the settings name none, in tokens.
-pub const DEFAULT_CONTEXT_WINDOW: usize = 200_000;
+pub(crate) const DEFAULT_CONTEXT_WINDOW: usize = 200_000;
 
 /// The share of the context window the skill listing may take, in percent.
 const LISTING_SHARE_PERCENT: usize = 2;
 
 /// The project's skill roots, in order.
-pub fn project_roots(cwd: &Path) -> Vec<SkillRoot> {
+pub(crate) fn project_roots(cwd: &Path) -> Vec<SkillRoot> {
     vec![
         SkillRoot::project(cwd.join(".agent-cli").join("skills")),
         SkillRoot::project(cwd.join(".claude").join("skills")),
@@ -37,7 +37,7 @@ pub fn roots(paths: &Paths, cwd: &Path) -> Vec<SkillRoot> {
 
 /// The project's skills that list `allowed-tools`, by name: what trusting the folder would let
 /// them run without asking.
-pub fn project_skill_tools(cwd: &Path) -> BTreeMap<String, Vec<PermissionRule>> {
+pub(crate) fn project_skill_tools(cwd: &Path) -> BTreeMap<String, Vec<PermissionRule>> {
     discover(&project_roots(cwd))
         .skills
         .into_iter()
@@ -72,12 +72,12 @@ pub fn session(
 }
 
 /// The characters the skill listing may take: a share of a context window of `tokens`.
-pub fn listing_budget(tokens: usize) -> usize {
+pub(crate) fn listing_budget(tokens: usize) -> usize {
     tokens.saturating_mul(crate::compaction::BYTES_PER_TOKEN) / 100 * LISTING_SHARE_PERCENT
 }
 
 /// The note added to a user's message for the skills suggested for it.
-pub fn discovery_note(skills: &[&Skill]) -> Option<String> {
+pub(crate) fn discovery_note(skills: &[&Skill]) -> Option<String> {
     if skills.is_empty() {
         return None;
     }
@@ -96,7 +96,7 @@ pub fn discovery_note(skills: &[&Skill]) -> Option<String> {
 }
 
 /// The skills that the `<skill-discovery>` notes in `text` suggested (see [`discovery_note`]).
-pub fn suggested_in(text: &str) -> Vec<String> {
+pub(crate) fn suggested_in(text: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find(DISCOVERY_OPEN) {

@@ -89,7 +89,7 @@ impl StructuredOutput {
 }
 
 /// The reminder sent when the model ends its turn without calling the tool.
-pub fn reminder() -> String {
+pub(crate) fn reminder() -> String {
     format!(
         "You ended your turn without giving the final answer. Call the `{NAME}` tool now with \
          your answer as its input, matching its schema."

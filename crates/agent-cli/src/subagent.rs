@@ -19,9 +19,10 @@ pub mod kinds;
 pub mod run;
 pub mod tool;
 
-pub use kinds::{AGENT_TOOL, AgentFolder, AgentType, AgentTypes, EXPLORE, FolderOwner, ToolChoice};
-pub use run::{Launcher, SUBAGENTS_DIR, transcript_dir};
-pub use tool::{AgentInput, AgentTool, DEFAULT_MAX_TURNS, install};
+pub use kinds::{AGENT_TOOL, AgentFolder, AgentType, AgentTypes, FolderOwner, ToolChoice};
+pub use run::Launcher;
+pub(crate) use run::transcript_dir;
+pub use tool::{AgentInput, install};
 
 #[cfg(test)]
 mod tests;

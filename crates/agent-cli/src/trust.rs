@@ -519,7 +519,7 @@ pub fn project_rules(paths: &Paths, cwd: &Path) -> anyhow::Result<Vec<Permission
 
 /// Keeps `rule` as always allowed in `cwd` ("always allow it in this project"), on the user's
 /// side; returns the file it is kept in. Refused when the user directory is inside the project.
-pub fn keep_project_rule(
+pub(crate) fn keep_project_rule(
     paths: &Paths,
     cwd: &Path,
     rule: &PermissionRule,

@@ -67,7 +67,7 @@ pub fn trust_prompt_text(folder: &std::path::Path, items: &[crate::trust::Wideni
 }
 
 /// The text of a permission prompt.
-pub fn prompt_text(request: &PermissionRequest) -> String {
+pub(crate) fn prompt_text(request: &PermissionRequest) -> String {
     let what = request
         .activity
         .clone()
@@ -188,7 +188,7 @@ pub fn print_event(event: &ExecutionEvent) {
 
 /// Prints a finished call for the user: edits show their diff, errors their message, anything
 /// else a one-line summary.
-pub fn print_result(name: &str, result: &tool_core::ToolResult) {
+pub(crate) fn print_result(name: &str, result: &tool_core::ToolResult) {
     let text = result.text();
     if result.is_error {
         eprintln!("  ⎿ {name} failed: {}", text.lines().next().unwrap_or(""));

@@ -95,7 +95,7 @@ const fn known(prefix: &'static str, window: u64, price: Price) -> Known {
 
 /// The context window assumed for a model the table does not know and the settings do not
 /// name: small enough for most local models' defaults not to be overrun by much.
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 fn known_model(model: &str) -> Option<&'static Known> {
     KNOWN

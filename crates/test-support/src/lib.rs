@@ -80,7 +80,7 @@ impl External {
 }
 
 /// Whether the tests needing node or Python were asked for (see [`EXTERNAL_TESTS_VAR`]).
-pub fn external_tests_enabled() -> bool {
+pub(crate) fn external_tests_enabled() -> bool {
     std::env::var(EXTERNAL_TESTS_VAR).is_ok_and(|value| !value.is_empty() && value != "0")
 }
 
@@ -166,6 +166,7 @@ pub fn venv_python() -> String {
 
 /// The path of `name` in `tests/fixtures` of the crate whose manifest directory is
 /// `manifest_dir`; the [`fixture!`] macro passes the calling crate's.
+#[doc(hidden)]
 pub fn fixture_in(manifest_dir: &str, name: &str) -> String {
     Path::new(manifest_dir)
         .join("tests/fixtures")

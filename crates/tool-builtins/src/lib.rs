@@ -66,10 +66,11 @@ use glob::Glob;
 use grep::Grep;
 use plan_mode::{EnterPlanMode, ExitPlanMode, PlanState};
 use read_file::ReadFile;
+pub use shell::LAUNCH_FLAG;
 pub use shell::{
-    Enforcement, LAUNCH_FLAG, Landlock, NetworkPolicy, ParseSandboxModeError, SECRET_PATTERNS,
-    SandboxMode, SandboxSupport, Shell, ShellConfig, ShellEnvironment, ShellInput, enforcement,
-    run_if_launcher, sandbox_support, sandbox_warning,
+    Enforcement, Landlock, NetworkPolicy, ParseSandboxModeError, SandboxMode, SandboxSupport,
+    Shell, ShellConfig, ShellEnvironment, ShellInput, enforcement, run_if_launcher,
+    sandbox_support, sandbox_warning,
 };
 pub use text::MAX_OUTPUT_CHARS;
 use todo::TodoWrite;

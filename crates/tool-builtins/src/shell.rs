@@ -77,8 +77,9 @@ use crate::workspace::Workspace;
 
 pub use config::ShellConfig;
 pub use confine::Landlock;
-pub use environment::{SECRET_PATTERNS, ShellEnvironment};
-pub use launcher::{LAUNCH_FLAG, run_if_launcher};
+pub use environment::ShellEnvironment;
+pub use launcher::LAUNCH_FLAG;
+pub use launcher::run_if_launcher;
 pub use mode::{NetworkPolicy, ParseSandboxModeError, SandboxMode};
 use safety::is_read_only_command;
 pub use sandbox::{Enforcement, SandboxSupport, enforcement, sandbox_support, sandbox_warning};

@@ -98,7 +98,7 @@ pub use result::ToolResult;
 pub use rule::{PermissionRule, PermissionRules};
 pub use spec::{DEFAULT_MAX_RESULT_CHARS, Loading, Origin, ToolSpec, is_valid_tool_name};
 pub use tool::{PermissionCheck, PreparedCall, ProxyTarget, Tool};
-pub use typed::{Typed, TypedTool, schema_for};
+pub use typed::{Typed, TypedTool};
 
 /// Re-exported so that tools can name the cancellation token type without a direct dependency.
 pub use tokio_util::sync::CancellationToken;

@@ -116,7 +116,7 @@ impl<T: TypedTool> Typed<T> {
 }
 
 /// The JSON Schema of `T` as sent to a model: inline (no `$ref`), without `$schema` and `title`.
-pub fn schema_for<T: JsonSchema>() -> Value {
+pub(crate) fn schema_for<T: JsonSchema>() -> Value {
     let mut settings = schemars::generate::SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
     let schema = settings.into_generator().into_root_schema_for::<T>();

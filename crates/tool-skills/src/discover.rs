@@ -8,7 +8,7 @@ use crate::skill::{SKILL_FILE, Skill, SkillSource, parse_skill};
 
 /// The most a `SKILL.md` may hold; a larger file is skipped with a warning rather than read into
 /// every request that uses it.
-pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// A folder whose sub-folders are skills.
 #[derive(Debug, Clone, PartialEq, Eq)]

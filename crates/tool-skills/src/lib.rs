@@ -43,10 +43,10 @@ mod set;
 mod skill;
 mod tool;
 
-pub use discover::{Discovery, MAX_SKILL_BYTES, SkillRoot, discover};
+pub use discover::{Discovery, SkillRoot, discover};
 pub use error::SkillError;
 pub use frontmatter::FrontmatterError;
-pub use session::{Allowances, MAX_SUGGESTIONS, SkillSession};
-pub use set::{MAX_LISTED_DESCRIPTION_CHARS, SkillSet, document};
-pub use skill::{SKILL_FILE, Skill, SkillSource, parse_skill};
+pub use session::{Allowances, SkillSession};
+pub use set::{SkillSet, document};
+pub use skill::{Skill, SkillSource, parse_skill};
 pub use tool::{SKILL_TOOL, SkillInput, SkillTool, found_lines};

@@ -11,7 +11,7 @@ use crate::set::SkillSet;
 use crate::skill::Skill;
 
 /// The most skills one message suggests.
-pub const MAX_SUGGESTIONS: usize = 3;
+pub(crate) const MAX_SUGGESTIONS: usize = 3;
 
 /// The most characters of a message searched for suggestions: the start of a message says what
 /// it is about, and a long paste would only add noise.

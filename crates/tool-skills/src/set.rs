@@ -8,7 +8,7 @@ use tool_search::{SearchError, SearchIndex, ToolDocument};
 use crate::skill::Skill;
 
 /// The most characters of a description the listing shows; the rest is one `skill` call away.
-pub const MAX_LISTED_DESCRIPTION_CHARS: usize = 250;
+pub(crate) const MAX_LISTED_DESCRIPTION_CHARS: usize = 250;
 
 /// A set of skills with unique names and their own search index (the same engine, tokenizer and
 /// CJK handling as tool search, but never mixed with the tools).

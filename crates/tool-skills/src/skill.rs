@@ -10,7 +10,7 @@ use crate::error::SkillError;
 use crate::frontmatter;
 
 /// The file that makes a folder a skill.
-pub const SKILL_FILE: &str = "SKILL.md";
+pub(crate) const SKILL_FILE: &str = "SKILL.md";
 
 /// The longest a skill's name may be.
 const MAX_NAME_CHARS: usize = 64;

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use tool_core::{CancellationToken, ToolCall};
 
-pub use wire::{render_tool_result, render_tools, request_body};
+pub(crate) use wire::request_body;
+pub use wire::{render_tool_result, render_tools};
 
 use self::wire::{ContentBlock, Delta, Event, Usage as WireUsage};
 use super::config::{ANTHROPIC_API_KEY, ProviderConfig};
@@ -17,7 +18,7 @@ use super::{EventStream, ModelRequest, Provider, ProviderError, Response, Stream
 use crate::conversation::{Block, StopReason, Usage};
 
 /// The API version this client speaks.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// A client for Anthropic's Messages API.
 pub struct AnthropicProvider {

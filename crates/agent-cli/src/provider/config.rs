@@ -16,17 +16,17 @@ pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 
 /// Anthropic's API.
-pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub(crate) const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The model used with Anthropic when none is named.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub(crate) const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// OpenAI's API.
-pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The model used with OpenAI when none is named.
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 /// Ollama's OpenAI-compatible endpoint, used when no key is set.
-pub const DEFAULT_LOCAL_BASE_URL: &str = "http://localhost:11434/v1";
+pub(crate) const DEFAULT_LOCAL_BASE_URL: &str = "http://localhost:11434/v1";
 /// The model used with the local endpoint when none is named.
-pub const DEFAULT_LOCAL_MODEL: &str = "qwen2.5-coder";
+pub(crate) const DEFAULT_LOCAL_MODEL: &str = "qwen2.5-coder";
 
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -55,9 +55,8 @@ use tool_pool::RequestTools;
 
 pub use anthropic::AnthropicProvider;
 pub use config::{
-    ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL,
-    DEFAULT_LOCAL_BASE_URL, DEFAULT_LOCAL_MODEL, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL,
-    OPENAI_API_KEY, OPENAI_BASE_URL, ProviderChoice, ProviderConfig, ProviderKind,
+    ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, ProviderChoice,
+    ProviderConfig, ProviderKind,
 };
 pub use factory::build;
 pub use openai::OpenAiProvider;

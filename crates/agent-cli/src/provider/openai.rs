@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, VecDeque};
 use serde_json::Value;
 use tool_core::{CancellationToken, ToolCall};
 
-pub use wire::{TokenLimitField, render_tool_result, render_tools, request_body};
+pub(crate) use wire::TokenLimitField;
+pub(crate) use wire::request_body;
+pub use wire::{render_tool_result, render_tools};
 
 use self::wire::{Arguments, CallDelta, ChoiceDelta, Chunk, ChunkUsage};
 use super::config::{OPENAI_API_KEY, ProviderConfig};

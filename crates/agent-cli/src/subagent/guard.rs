@@ -150,7 +150,7 @@ impl Tool for Refused {
 /// (such as `explore: Searching for foo`); each permission prompt goes to the parent's front end
 /// saying which sub-agent asks, and an "always allow" answer also holds for the main agent (the
 /// user allowed the call, not the sub-agent).
-pub struct SubAgentFrontEnd {
+pub(crate) struct SubAgentFrontEnd {
     parent: Arc<dyn FrontEnd>,
     agent: String,
     permissions: Arc<Permissions>,
@@ -160,7 +160,7 @@ pub struct SubAgentFrontEnd {
 impl SubAgentFrontEnd {
     /// The front end of the sub-agent `agent`, run by the call `call` (`None`: no progress is
     /// reported), asking through `parent`; rules learned go to `permissions` (the parent's).
-    pub fn new(
+    pub fn wrap(
         parent: Arc<dyn FrontEnd>,
         agent: &str,
         permissions: Arc<Permissions>,
@@ -246,7 +246,7 @@ mod tests {
         });
         let parent = Arc::new(Permissions::default());
         let prompter =
-            SubAgentFrontEnd::new(recording.clone(), "tester", Arc::clone(&parent), None);
+            SubAgentFrontEnd::wrap(recording.clone(), "tester", Arc::clone(&parent), None);
         let request = PermissionRequest {
             tool_use_id: "toolu_1".into(),
             tool: "shell".into(),

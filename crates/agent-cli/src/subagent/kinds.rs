@@ -12,11 +12,11 @@ use tool_core::{Origin, ToolRegistry};
 pub const AGENT_TOOL: &str = "agent";
 
 /// The built-in read-only type.
-pub const EXPLORE: &str = "explore";
+pub(crate) const EXPLORE: &str = "explore";
 
 /// The tools of a type that names none: the built-ins that read, with the shell limited to
 /// commands that only read.
-pub const READ_ONLY_TOOLS: &[&str] = &["glob", "grep", "read_file", "shell"];
+pub(crate) const READ_ONLY_TOOLS: &[&str] = &["glob", "grep", "read_file", "shell"];
 
 /// Built-in tools that only read, whatever their input.
 const ALWAYS_READ_ONLY: &[&str] = &["glob", "grep", "read_file", "web_fetch"];
@@ -25,7 +25,7 @@ const ALWAYS_READ_ONLY: &[&str] = &["glob", "grep", "read_file", "web_fetch"];
 /// (nothing is deferred), so it needs no tool search; and it may not act for the session: a
 /// skill's allowed tools are granted in the session's permissions, the structured answer is the
 /// session's, and plan mode is the session's mode.
-pub const NEVER_OFFERED: &[&str] = &[
+pub(crate) const NEVER_OFFERED: &[&str] = &[
     AGENT_TOOL,
     "tool_search",
     "execute_tool",

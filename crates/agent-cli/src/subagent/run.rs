@@ -16,7 +16,7 @@ use crate::transcript::Transcript;
 use crate::usage::Meter;
 
 /// The folder under the session's directory where sub-agents' transcripts are saved.
-pub const SUBAGENTS_DIR: &str = "subagents";
+pub(crate) const SUBAGENTS_DIR: &str = "subagents";
 
 /// What every sub-agent of a session shares: the provider, the parent's model and tools, the
 /// turn limit and the session's meter.
@@ -84,7 +84,7 @@ impl Launcher {
             .upgrade()
             .ok_or_else(|| ToolError::failed("the session's tools are gone"))?;
         let ToolSets { offered, refused } = tool_sets(kind, &parent);
-        let front_end = SubAgentFrontEnd::new(
+        let front_end = SubAgentFrontEnd::wrap(
             Arc::clone(&self.parent.front_end),
             &kind.name,
             Arc::clone(&self.parent.permissions),
@@ -152,7 +152,7 @@ fn system_prompt(kind: &AgentType, runtime: &ToolRuntime) -> String {
 
 /// `<session dir>/subagents/<tool_use_id>`, with anything but letters, digits, `-` and `_` in
 /// the id replaced, so that an id can never name another folder.
-pub fn transcript_dir(session_dir: &Path, tool_use_id: &str) -> PathBuf {
+pub(crate) fn transcript_dir(session_dir: &Path, tool_use_id: &str) -> PathBuf {
     session_dir
         .join(SUBAGENTS_DIR)
         .join(tool_core::file_name_of_id(tool_use_id))

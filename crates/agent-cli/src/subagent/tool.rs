@@ -42,7 +42,7 @@ impl AgentInput {
 }
 
 /// The `agent` tool.
-pub struct AgentTool {
+pub(crate) struct AgentTool {
     types: AgentTypes,
     launcher: Launcher,
 }
@@ -151,7 +151,7 @@ impl TypedTool for AgentTool {
 }
 
 /// The most model requests of one sub-agent.
-pub const DEFAULT_MAX_TURNS: usize = 50;
+pub(crate) const DEFAULT_MAX_TURNS: usize = 50;
 
 /// Registers the `agent` tool in `runtime` (before the system prompt is built, so that the tool
 /// is in the session's first request): sub-agents of `types` talk to `provider`, with `model`

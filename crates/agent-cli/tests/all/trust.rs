@@ -160,8 +160,7 @@ async fn the_shell_sandbox_confines_writes() {
         eprintln!("skipped: this kernel has no Landlock");
         return;
     }
-    // Not under /tmp, which workspace-write allows.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_the_temp_dirs();
     let outside_file = outside.path().join("escaped.txt");
     for (mode, command, inside_written) in [
         ("read-only", "echo x > inside.txt".to_owned(), false),
@@ -203,6 +202,30 @@ async fn the_shell_sandbox_confines_writes() {
             assert!(results[0].1.contains("sandbox"), "{results:?}");
         }
     }
+}
+
+/// A folder that workspace-write does not let commands write: beside the build's files, unless
+/// those are under a temporary directory (a checkout under `/tmp`), else in the home directory.
+fn outside_the_temp_dirs() -> tempfile::TempDir {
+    let temp: Vec<std::path::PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .chain([std::env::temp_dir()])
+        .filter_map(|dir| dir.canonicalize().ok())
+        .collect();
+    let candidates = [
+        Some(env!("CARGO_TARGET_TMPDIR").into()),
+        std::env::var_os("HOME"),
+    ];
+    for candidate in candidates.into_iter().flatten() {
+        let Ok(dir) = std::path::PathBuf::from(candidate).canonicalize() else {
+            continue;
+        };
+        if !temp.iter().any(|t| dir.starts_with(t)) {
+            return tempfile::tempdir_in(dir).unwrap();
+        }
+    }
+    panic!("no folder outside the temporary directories to write to: set HOME to one")
 }
 
 /// Whether any request `listener` received carries `secret` (in its path, headers or body).

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Name patterns of variables removed from commands' environment by default.
-pub const SECRET_PATTERNS: &[&str] = &["*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*"];
+pub(crate) const SECRET_PATTERNS: &[&str] = &["*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*"];
 
 /// Which variables commands see (`shellEnvironment` in the agent's settings). Patterns match
 /// names case-insensitively, with `*` for any run of characters.

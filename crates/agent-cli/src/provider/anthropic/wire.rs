@@ -14,7 +14,7 @@ use crate::provider::ModelRequest;
 /// The first system block is the stable prompt and carries a cache breakpoint; so does the last
 /// tool of the stable part of the tools array, and the last block of a final user message, so
 /// each turn reads the previous turns from the cache.
-pub fn request_body(request: &ModelRequest) -> Value {
+pub(crate) fn request_body(request: &ModelRequest) -> Value {
     let mut body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens,

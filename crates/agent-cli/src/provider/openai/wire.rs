@@ -11,7 +11,7 @@ use crate::provider::ModelRequest;
 
 /// Which field carries the output token limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenLimitField {
+pub(crate) enum TokenLimitField {
     /// `max_completion_tokens`: OpenAI's own API, whose reasoning models refuse `max_tokens`.
     MaxCompletionTokens,
     /// `max_tokens`: what local OpenAI-compatible servers understand.
@@ -42,7 +42,7 @@ impl TokenLimitField {
 /// The system parts become one system message. Tool results become `tool` messages right after
 /// the assistant message that called them, as the API requires; reasoning is not sent back,
 /// since the format has no place for it.
-pub fn request_body(request: &ModelRequest, token_limit: TokenLimitField) -> Value {
+pub(crate) fn request_body(request: &ModelRequest, token_limit: TokenLimitField) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system.join("\n\n")}));
