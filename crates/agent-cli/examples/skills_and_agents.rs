@@ -161,10 +161,12 @@ struct Scripted;
 impl Scripted {
     fn answer(request: &ModelRequest) -> Vec<Block> {
         let text = |text: &str| Block::Text { text: text.into() };
-        let call = |id: &str, name: &str, input| Block::ToolUse {
-            id: id.into(),
-            name: name.into(),
-            input,
+        let call = |id: &str, name: &str, input| {
+            Block::ToolUse(tool_core::ToolCall {
+                id: id.into(),
+                name: name.into(),
+                input,
+            })
         };
         let has_results = request.messages.iter().any(|m| {
             m.role == Role::User && m.content.iter().any(|b| matches!(b, Block::ToolResult(_)))

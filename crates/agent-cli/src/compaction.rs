@@ -192,11 +192,11 @@ mod tests {
     fn call(id: &str) -> Message {
         Message {
             role: Role::Assistant,
-            content: vec![Block::ToolUse {
+            content: vec![Block::ToolUse(tool_core::ToolCall {
                 id: id.into(),
                 name: "read_file".into(),
                 input: json!({"path": "a"}),
-            }],
+            })],
         }
     }
 

@@ -36,15 +36,9 @@ pub enum Block {
         /// Opaque data.
         data: String,
     },
-    /// A tool call.
-    ToolUse {
-        /// The call's id.
-        id: String,
-        /// The tool's name.
-        name: String,
-        /// The input (a JSON object; text that did not parse is kept as a string).
-        input: Value,
-    },
+    /// A tool call: the same value from the provider's stream to the executor and the
+    /// transcript.
+    ToolUse(ToolCall),
     /// A tool's answer.
     ToolResult(ToolResult),
     /// An image the user attached (`@shot.png`).
@@ -59,11 +53,7 @@ pub enum Block {
 impl From<ToolCall> for Block {
     /// The `tool_use` block of a call, with the input the provider parsed.
     fn from(call: ToolCall) -> Self {
-        Self::ToolUse {
-            id: call.id,
-            name: call.name,
-            input: call.input,
-        }
+        Self::ToolUse(call)
     }
 }
 
@@ -101,7 +91,9 @@ impl Message {
     /// The message's tool calls.
     pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.content.iter().filter_map(|b| match b {
-            Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            Block::ToolUse(ToolCall { id, name, input }) => {
+                Some((id.as_str(), name.as_str(), input))
+            }
             _ => None,
         })
     }

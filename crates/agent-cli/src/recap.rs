@@ -37,7 +37,7 @@ pub fn recap(
             match block {
                 Block::Text { text } => lines.push(text_line(message.role, text)),
                 Block::Image { .. } => lines.push("> [image]".to_owned()),
-                Block::ToolUse { id, name, input } => {
+                Block::ToolUse(tool_core::ToolCall { id, name, input }) => {
                     calls.push((id, name));
                     lines.push(format!("⏺ {}", one_line(&describe(name, input))));
                 }
@@ -159,11 +159,11 @@ mod tests {
     fn call(id: &str, name: &str, input: Value) -> Message {
         Message {
             role: Role::Assistant,
-            content: vec![Block::ToolUse {
+            content: vec![Block::ToolUse(tool_core::ToolCall {
                 id: id.into(),
                 name: name.into(),
                 input,
-            }],
+            })],
         }
     }
 

@@ -322,11 +322,11 @@ mod tests {
                 Block::Text {
                     text: "reading".into(),
                 },
-                Block::ToolUse {
+                Block::ToolUse(tool_core::ToolCall {
                     id: "toolu_1".into(),
                     name: "read_file".into(),
                     input: json!({"path": "a"}),
-                },
+                }),
             ],
         };
         t.message(&assistant).unwrap();
@@ -416,11 +416,11 @@ mod tests {
         let mut t = Transcript::create(dir.path(), Path::new("/proj")).unwrap();
         t.message(&Message {
             role: Role::Assistant,
-            content: vec![Block::ToolUse {
+            content: vec![Block::ToolUse(tool_core::ToolCall {
                 id: "toolu_9".into(),
                 name: "shell".into(),
                 input: json!({"command": "make"}),
-            }],
+            })],
         })
         .unwrap();
         let (mut t, messages) = Transcript::resume(t.path()).unwrap();

@@ -124,7 +124,7 @@ impl Decoder for AnthropicDecoder {
         }
         let content: Vec<Block> = self.blocks.into_values().map(Partial::into_block).collect();
         let stop_reason = self.stop_reason.unwrap_or_else(|| {
-            if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
+            if content.iter().any(|b| matches!(b, Block::ToolUse(_))) {
                 StopReason::ToolUse
             } else {
                 StopReason::EndTurn

@@ -69,11 +69,11 @@ impl Response {
     /// An assistant message that calls the tool `name` with `input`, under the id `id`.
     pub fn tool_call(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
         Self::assistant(
-            vec![Block::ToolUse {
+            vec![Block::ToolUse(tool_core::ToolCall {
                 id: id.into(),
                 name: name.into(),
                 input,
-            }],
+            })],
             StopReason::ToolUse,
             Usage::default(),
         )

@@ -53,15 +53,15 @@ fn text(text: &str) -> Block {
 }
 
 fn tool_use(id: &str, name: &str, input: Value) -> Block {
-    Block::ToolUse {
+    Block::ToolUse(tool_core::ToolCall {
         id: id.into(),
         name: name.into(),
         input,
-    }
+    })
 }
 
 fn reply(content: Vec<Block>, input_tokens: u64, output_tokens: u64) -> Response {
-    let stop = if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
+    let stop = if content.iter().any(|b| matches!(b, Block::ToolUse(_))) {
         StopReason::ToolUse
     } else {
         StopReason::EndTurn

@@ -618,16 +618,16 @@ fn conversation_with_tools() -> Vec<Message> {
                 Block::Text {
                     text: "Let me read it.".into(),
                 },
-                Block::ToolUse {
+                Block::ToolUse(tool_core::ToolCall {
                     id: "call_1".into(),
                     name: "read_file".into(),
                     input: json!({"path": "src/lib.rs"}),
-                },
-                Block::ToolUse {
+                }),
+                Block::ToolUse(tool_core::ToolCall {
                     id: "call_2".into(),
                     name: "read_file".into(),
                     input: json!({"path": "missing.rs"}),
-                },
+                }),
             ],
         },
         Message {

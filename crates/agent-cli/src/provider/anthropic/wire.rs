@@ -125,7 +125,7 @@ fn render_block(block: &Block) -> Option<Value> {
             signature,
         } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
         Block::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-        Block::ToolUse { id, name, input } => {
+        Block::ToolUse(tool_core::ToolCall { id, name, input }) => {
             // The API takes only an object; input that did not parse goes back empty, and the
             // tool's error result tells the model what was wrong with it.
             let input = if input.is_object() {

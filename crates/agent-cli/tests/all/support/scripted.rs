@@ -298,11 +298,11 @@ impl Turn {
         name: impl Into<String>,
         input: Value,
     ) -> Self {
-        self.push(Block::ToolUse {
+        self.push(Block::ToolUse(tool_core::ToolCall {
             id: id.into(),
             name: name.into(),
             input,
-        })
+        }))
     }
 
     /// Adds a redacted reasoning block.
@@ -643,11 +643,7 @@ fn pieces(text: &str) -> Vec<String> {
 
 fn stop_of(reply: &Reply) -> String {
     reply.stop.clone().unwrap_or_else(|| {
-        if reply
-            .blocks
-            .iter()
-            .any(|b| matches!(b, Block::ToolUse { .. }))
-        {
+        if reply.blocks.iter().any(|b| matches!(b, Block::ToolUse(_))) {
             "tool_use".to_owned()
         } else {
             "end_turn".to_owned()
@@ -719,7 +715,7 @@ fn render_anthropic(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
             }
             // A model never answers with a tool result.
             Block::ToolResult(_) | Block::Image { .. } => continue,
-            Block::ToolUse { id, name, input } => {
+            Block::ToolUse(tool_core::ToolCall { id, name, input }) => {
                 out.push(start(
                     json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
                 ));
@@ -775,7 +771,7 @@ fn render_openai(reply: &Reply, model: &str, sequence: u32) -> Vec<String> {
                 }
             }
             Block::RedactedThinking { .. } | Block::ToolResult(_) | Block::Image { .. } => {}
-            Block::ToolUse { id, name, input } => {
+            Block::ToolUse(tool_core::ToolCall { id, name, input }) => {
                 out.push(chunk(
                     json!({"tool_calls": [{"index": call_index, "id": id, "type": "function",
                                            "function": {"name": name, "arguments": ""}}]}),
