@@ -52,8 +52,8 @@ impl Provider for AnthropicProvider {
         request: &'a ModelRequest,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
-        self.endpoint
-            .stream::<AnthropicDecoder>(request_body(request), cancel)
+        let body = request_body(request, self.endpoint.model_for(&request.model));
+        self.endpoint.stream::<AnthropicDecoder>(&body, cancel)
     }
 }
 

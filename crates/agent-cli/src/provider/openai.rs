@@ -63,8 +63,9 @@ impl Provider for OpenAiProvider {
         request: &'a ModelRequest,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
-        let body = request_body(request, self.token_limit_field);
-        self.endpoint.stream::<OpenAiDecoder>(body, cancel)
+        let model = self.endpoint.model_for(&request.model);
+        let body = request_body(request, model, self.token_limit_field);
+        self.endpoint.stream::<OpenAiDecoder>(&body, cancel)
     }
 }
 

@@ -191,17 +191,23 @@ impl Endpoint {
         })
     }
 
-    /// Posts `body` (with the configured model when it names none) and streams the decoded
-    /// answer, retrying transient failures.
+    /// The model a request goes to: the one it names, else the configured one.
+    pub(crate) fn model_for<'a>(&'a self, requested: &'a str) -> &'a str {
+        if requested.is_empty() {
+            &self.model
+        } else {
+            requested
+        }
+    }
+
+    /// Posts `body`, serialised once, and streams the decoded answer, retrying transient
+    /// failures.
     pub(crate) fn stream<'a, D: Decoder + 'a>(
         &'a self,
-        mut body: Value,
+        body: &impl serde::Serialize,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
-        if body["model"].as_str().is_none_or(str::is_empty) {
-            body["model"] = Value::String(self.model.clone());
-        }
-        let body = match serde_json::to_vec(&body) {
+        let body = match serde_json::to_vec(body) {
             Ok(body) => Bytes::from(body),
             Err(err) => {
                 let error = ProviderError::Stream(format!("cannot encode the request: {err}"));

@@ -1,145 +1,291 @@
 //! Anthropic's Messages API on the wire: the request body this client sends (system prompt,
 //! messages, tools, `tool_result` blocks, cache breakpoints) and the streamed events it reads.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
-use tool_core::{Content, ToolResult};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use tool_core::{Content, ToolCall, ToolResult};
 use tool_pool::RequestTools;
 
 use crate::conversation::{Block, Message, Role};
 use crate::provider::ModelRequest;
 
-/// The JSON body of a streaming Messages API request.
+// The request body's types borrow the request. Their fields are declared in alphabetical order,
+// the order the body had when it was built as a `serde_json::Value`, so its bytes are the same.
+
+/// The body of a streaming Messages API request.
 ///
 /// The first system block is the stable prompt and carries a cache breakpoint; so does the last
 /// tool of the stable part of the tools array, and the last block of a final user message, so
 /// each turn reads the previous turns from the cache.
-pub(crate) fn request_body(request: &ModelRequest) -> Value {
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "stream": true,
-        "messages": render_messages(&request.messages),
-    });
-    if !request.system.is_empty() {
-        let system: Vec<Value> = request
-            .system
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let mut block = json!({"type": "text", "text": text});
-                if i == 0 {
-                    block["cache_control"] = ephemeral();
-                }
-                block
-            })
-            .collect();
-        body["system"] = Value::Array(system);
-    }
-    if !request.tools.tools.is_empty() {
-        body["tools"] = render_tools(&request.tools);
-    }
-    body
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestBody<'a> {
+    max_tokens: u32,
+    messages: Vec<WireMessage<'a>>,
+    model: &'a str,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<TextBlock<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
 }
 
 /// The one kind of cache breakpoint the API has.
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum CacheControl {
+    Ephemeral,
+}
+
+#[derive(Debug, Serialize)]
+struct TextBlock<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+    text: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+    description: &'a str,
+    input_schema: &'a Value,
+    name: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    content: Vec<WireBlock<'a>>,
+    role: &'static str,
+}
+
+/// A content block, with the cache breakpoint it may carry.
+#[derive(Debug, Serialize)]
+struct WireBlock<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+    #[serde(flatten)]
+    kind: BlockKind<'a>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum BlockKind<'a> {
+    Text {
+        text: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    Thinking {
+        signature: &'a str,
+        thinking: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    RedactedThinking {
+        data: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    ToolUse {
+        id: &'a str,
+        #[serde(serialize_with = "object_or_empty")]
+        input: &'a Value,
+        name: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    ToolResult(ToolResultBlock<'a>),
+    Image {
+        source: ImageSource<'a>,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+/// A `tool_result` content block.
+#[derive(Debug, Serialize)]
+pub struct ToolResultBlock<'a> {
+    content: Vec<ResultContent<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+    tool_use_id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text {
+        text: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    data: &'a str,
+    media_type: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl<'a> ImageSource<'a> {
+    fn base64(media_type: &'a str, data: &'a str) -> Self {
+        Self {
+            data,
+            media_type,
+            kind: "base64",
+        }
+    }
+}
+
+/// The API takes only an object as a tool use's input; input that did not parse goes back
+/// empty, and the tool's error result tells the model what was wrong with it.
+fn object_or_empty<S: Serializer>(input: &&Value, serializer: S) -> Result<S::Ok, S::Error> {
+    if input.is_object() {
+        input.serialize(serializer)
+    } else {
+        serializer
+            .serialize_map(Some(0))
+            .and_then(serde::ser::SerializeMap::end)
+    }
+}
+
+/// The body of a streaming request for `request`, sent to `model`.
+pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> RequestBody<'a> {
+    let system = request
+        .system
+        .iter()
+        .enumerate()
+        .map(|(i, text)| TextBlock {
+            cache_control: (i == 0).then_some(CacheControl::Ephemeral),
+            text,
+            kind: "text",
+        })
+        .collect();
+    RequestBody {
+        max_tokens: request.max_tokens,
+        messages: render_messages(&request.messages),
+        model,
+        stream: true,
+        system,
+        tools: wire_tools(&request.tools),
+    }
 }
 
 /// The tools array, with a cache breakpoint on the last tool of the stable part: everything up
 /// to it stays byte-identical from request to request, so the prompt cache keeps hitting.
-pub fn render_tools(tools: &RequestTools) -> Value {
-    let rendered: Vec<Value> = tools
+fn wire_tools(tools: &RequestTools) -> Vec<WireTool<'_>> {
+    tools
         .declarations()
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(i, tool)| {
-            let mut entry = json!({
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": tool.input_schema,
-            });
-            if i + 1 == tools.stable_len {
-                entry["cache_control"] = ephemeral();
-            }
-            entry
+        .map(|(i, tool)| WireTool {
+            cache_control: (i + 1 == tools.stable_len).then_some(CacheControl::Ephemeral),
+            description: tool.description,
+            input_schema: tool.input_schema,
+            name: tool.name,
         })
-        .collect();
-    Value::Array(rendered)
+        .collect()
+}
+
+/// The tools array as the API reads it.
+pub fn render_tools(tools: &RequestTools) -> Value {
+    serde_json::to_value(wire_tools(tools)).unwrap_or_default()
 }
 
 /// A `tool_result` content block.
-pub fn render_tool_result(result: &ToolResult) -> Value {
-    let content: Vec<Value> = result
+pub fn tool_result_block(result: &ToolResult) -> ToolResultBlock<'_> {
+    let content = result
         .content
         .iter()
         .map(|c| match c {
-            Content::Text { text } => json!({"type": "text", "text": text}),
-            Content::Image { media_type, data } => json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": media_type, "data": data},
-            }),
+            Content::Text { text } => ResultContent::Text { text, kind: "text" },
+            Content::Image { media_type, data } => ResultContent::Image {
+                source: ImageSource::base64(media_type, data),
+                kind: "image",
+            },
         })
         .collect();
-    let mut block = json!({
-        "type": "tool_result",
-        "tool_use_id": result.tool_use_id,
-        "content": content,
-    });
-    if result.is_error {
-        block["is_error"] = Value::Bool(true);
+    ToolResultBlock {
+        content,
+        is_error: result.is_error,
+        tool_use_id: &result.tool_use_id,
+        kind: "tool_result",
     }
-    block
 }
 
-fn render_messages(messages: &[Message]) -> Value {
-    let mut rendered: Vec<Value> = messages
+/// A `tool_result` content block as JSON.
+pub fn render_tool_result(result: &ToolResult) -> Value {
+    serde_json::to_value(tool_result_block(result)).unwrap_or_default()
+}
+
+fn render_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
+    let mut rendered: Vec<WireMessage<'_>> = messages
         .iter()
-        .map(|message| {
-            let role = match message.role {
+        .map(|message| WireMessage {
+            content: message
+                .content
+                .iter()
+                .filter_map(wire_block)
+                .map(|kind| WireBlock {
+                    cache_control: None,
+                    kind,
+                })
+                .collect(),
+            role: match message.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
-            };
-            let content: Vec<Value> = message.content.iter().filter_map(render_block).collect();
-            json!({"role": role, "content": content})
+            },
         })
         .collect();
     // A breakpoint on the newest user block caches the whole conversation for the next turn.
     if let Some(last) = rendered.last_mut()
-        && last["role"] == "user"
-        && let Some(block) = last["content"].as_array_mut().and_then(|c| c.last_mut())
+        && last.role == "user"
+        && let Some(block) = last.content.last_mut()
     {
-        block["cache_control"] = ephemeral();
+        block.cache_control = Some(CacheControl::Ephemeral);
     }
-    Value::Array(rendered)
+    rendered
 }
 
-fn render_block(block: &Block) -> Option<Value> {
+fn wire_block(block: &Block) -> Option<BlockKind<'_>> {
     Some(match block {
         // The API rejects empty text blocks.
         Block::Text { text } if text.is_empty() => return None,
-        Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::Text { text } => BlockKind::Text { text, kind: "text" },
         Block::Thinking {
             thinking,
             signature,
-        } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
-        Block::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-        Block::ToolUse(tool_core::ToolCall { id, name, input }) => {
-            // The API takes only an object; input that did not parse goes back empty, and the
-            // tool's error result tells the model what was wrong with it.
-            let input = if input.is_object() {
-                input.clone()
-            } else {
-                json!({})
-            };
-            json!({"type": "tool_use", "id": id, "name": name, "input": input})
-        }
-        Block::ToolResult(result) => render_tool_result(result),
-        Block::Image { media_type, data } => json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": media_type, "data": data},
-        }),
+        } => BlockKind::Thinking {
+            signature,
+            thinking,
+            kind: "thinking",
+        },
+        Block::RedactedThinking { data } => BlockKind::RedactedThinking {
+            data,
+            kind: "redacted_thinking",
+        },
+        Block::ToolUse(ToolCall { id, name, input }) => BlockKind::ToolUse {
+            id,
+            input,
+            name,
+            kind: "tool_use",
+        },
+        Block::ToolResult(result) => BlockKind::ToolResult(tool_result_block(result)),
+        Block::Image { media_type, data } => BlockKind::Image {
+            source: ImageSource::base64(media_type, data),
+            kind: "image",
+        },
     })
 }
 
@@ -264,4 +410,92 @@ pub(crate) enum Delta {
     /// Delta types this client does not know (citations, ...).
     #[serde(other)]
     Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_core::{Content, ToolCall, ToolResult};
+
+    use super::*;
+
+    /// A conversation with every kind of block, a tool result with an image, an error result and
+    /// input that did not parse.
+    fn request() -> ModelRequest {
+        let result = ToolResult {
+            content: vec![
+                Content::text("seen"),
+                Content::Image {
+                    media_type: "image/png".into(),
+                    data: "aGk=".into(),
+                },
+            ],
+            ..ToolResult::error("toolu_1", "x")
+        };
+        let ok = ToolResult {
+            is_error: false,
+            ..ToolResult::error("toolu_2", "fine")
+        };
+        ModelRequest {
+            model: "claude".into(),
+            system: vec!["stable".into(), "volatile".into()],
+            messages: vec![
+                Message::user_text("hello"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        Block::Thinking {
+                            thinking: "hmm".into(),
+                            signature: "sig".into(),
+                        },
+                        Block::RedactedThinking { data: "zz".into() },
+                        Block::Text {
+                            text: String::new(),
+                        },
+                        Block::Text { text: "ok".into() },
+                        Block::ToolUse(ToolCall::new("toolu_1", "read_file", json!({"path": "a"}))),
+                        Block::ToolUse(ToolCall::new("toolu_2", "shell", json!("{broken"))),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![
+                        Block::ToolResult(result),
+                        Block::ToolResult(ok),
+                        Block::Image {
+                            media_type: "image/jpeg".into(),
+                            data: "anBn".into(),
+                        },
+                    ],
+                },
+            ],
+            tools: RequestTools::default(),
+            max_tokens: 100,
+        }
+    }
+
+    /// The body's bytes are those of its JSON value with sorted keys: the bytes this client sent
+    /// when it built the body as a `serde_json::Value`, so the prompt cache keeps its prefix.
+    #[test]
+    fn the_body_is_serialised_in_sorted_key_order() {
+        let request = request();
+        let body = request_body(&request, "claude");
+        let bytes = serde_json::to_string(&body).unwrap();
+        let sorted = serde_json::to_string(&serde_json::to_value(&body).unwrap()).unwrap();
+        assert_eq!(bytes, sorted);
+        let value: Value = serde_json::from_str(&bytes).unwrap();
+        let assistant = &value["messages"][1]["content"];
+        assert_eq!(assistant.as_array().unwrap().len(), 5, "{assistant}");
+        assert_eq!(assistant[4]["input"], json!({}));
+        let last = &value["messages"][2]["content"][2];
+        assert_eq!(last["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(
+            value["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(value["system"][1].get("cache_control").is_none());
+        assert!(value.get("tools").is_none());
+        assert_eq!(value["messages"][2]["content"][0]["is_error"], json!(true));
+        assert!(value["messages"][2]["content"][1].get("is_error").is_none());
+    }
 }

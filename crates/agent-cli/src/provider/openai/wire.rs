@@ -42,7 +42,11 @@ impl TokenLimitField {
 /// The system parts become one system message. Tool results become `tool` messages right after
 /// the assistant message that called them, as the API requires; reasoning is not sent back,
 /// since the format has no place for it.
-pub(crate) fn request_body(request: &ModelRequest, token_limit: TokenLimitField) -> Value {
+pub(crate) fn request_body(
+    request: &ModelRequest,
+    model: &str,
+    token_limit: TokenLimitField,
+) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system.join("\n\n")}));
@@ -51,7 +55,7 @@ pub(crate) fn request_body(request: &ModelRequest, token_limit: TokenLimitField)
         render_message(message, &mut messages);
     }
     let mut body = json!({
-        "model": request.model,
+        "model": model,
         "stream": true,
         "stream_options": {"include_usage": true},
         "messages": messages,
