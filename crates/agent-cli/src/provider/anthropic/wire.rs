@@ -106,7 +106,7 @@ enum BlockKind<'a> {
 
 /// A `tool_result` content block.
 #[derive(Debug, Serialize)]
-pub struct ToolResultBlock<'a> {
+pub(crate) struct ToolResultBlock<'a> {
     content: Vec<ResultContent<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     is_error: bool,
@@ -204,7 +204,7 @@ pub fn render_tools(tools: &RequestTools) -> Value {
 }
 
 /// A `tool_result` content block.
-pub fn tool_result_block(result: &ToolResult) -> ToolResultBlock<'_> {
+pub(crate) fn tool_result_block(result: &ToolResult) -> ToolResultBlock<'_> {
     let content = result
         .content
         .iter()

@@ -1,8 +1,10 @@
 //! OpenAI's chat completions on the wire: the request body this client sends (system message,
 //! messages, function tools, `tool` messages) and the streamed chunks it reads.
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tool_core::{Content, ToolResult};
 use tool_pool::RequestTools;
 
@@ -27,68 +29,175 @@ impl TokenLimitField {
             Self::MaxTokens
         }
     }
-
-    /// The field's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::MaxCompletionTokens => "max_completion_tokens",
-            Self::MaxTokens => "max_tokens",
-        }
-    }
 }
 
-/// The JSON body of a streaming chat completions request.
+// The request body's types borrow the request where they can. Their fields are declared in
+// alphabetical order, the order the body had when it was built as a `serde_json::Value`, so its
+// bytes are the same.
+
+/// The body of a streaming chat completions request.
 ///
 /// The system parts become one system message. Tool results become `tool` messages right after
 /// the assistant message that called them, as the API requires; reasoning is not sent back,
 /// since the format has no place for it.
-pub(crate) fn request_body(
-    request: &ModelRequest,
-    model: &str,
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    messages: Vec<WireMessage<'a>>,
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// One message; `content` is `null` for an assistant message of tool calls alone.
+#[derive(Debug, Serialize)]
+pub(crate) struct WireMessage<'a> {
+    content: Option<WireContent<'a>>,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+}
+
+impl<'a> WireMessage<'a> {
+    fn new(role: &'static str, content: Option<WireContent<'a>>) -> Self {
+        Self {
+            content,
+            role,
+            tool_call_id: None,
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+/// A message's content: a plain string, or content parts when there is an image.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Part<'a> {
+    Text {
+        text: Cow<'a, str>,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    Image {
+        image_url: ImageUrl,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+impl<'a> Part<'a> {
+    fn text(text: Cow<'a, str>) -> Self {
+        Self::Text { text, kind: "text" }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Debug, Serialize)]
+struct WireCall<'a> {
+    function: CallFunction<'a>,
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct CallFunction<'a> {
+    arguments: Cow<'a, str>,
+    name: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionTool<'a> {
+    function: FunctionDeclaration<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionDeclaration<'a> {
+    description: &'a str,
+    name: &'a str,
+    parameters: &'a Value,
+}
+
+/// The body of a streaming request for `request`, sent to `model`.
+pub(crate) fn request_body<'a>(
+    request: &'a ModelRequest,
+    model: &'a str,
     token_limit: TokenLimitField,
-) -> Value {
+) -> RequestBody<'a> {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system.join("\n\n")}));
+        let system = request.system.join("\n\n");
+        messages.push(WireMessage::new(
+            "system",
+            Some(WireContent::Text(Cow::Owned(system))),
+        ));
     }
     for message in &request.messages {
         render_message(message, &mut messages);
     }
-    let mut body = json!({
-        "model": model,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "messages": messages,
-    });
-    body[token_limit.name()] = json!(request.max_tokens);
-    if !request.tools.tools.is_empty() {
-        body["tools"] = render_tools(&request.tools);
+    let limit = Some(request.max_tokens);
+    RequestBody {
+        max_completion_tokens: limit
+            .filter(|_| token_limit == TokenLimitField::MaxCompletionTokens),
+        max_tokens: limit.filter(|_| token_limit == TokenLimitField::MaxTokens),
+        messages,
+        model,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools: function_tools(&request.tools),
     }
-    body
+}
+
+fn function_tools(tools: &RequestTools) -> Vec<FunctionTool<'_>> {
+    tools
+        .declarations()
+        .into_iter()
+        .map(|tool| FunctionTool {
+            function: FunctionDeclaration {
+                description: tool.description,
+                name: tool.name,
+                parameters: tool.input_schema,
+            },
+            kind: "function",
+        })
+        .collect()
 }
 
 /// The tools array as function tools.
 pub fn render_tools(tools: &RequestTools) -> Value {
-    let rendered: Vec<Value> = tools
-        .declarations()
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                },
-            })
-        })
-        .collect();
-    Value::Array(rendered)
+    serde_json::to_value(function_tools(tools)).unwrap_or_default()
 }
 
 /// A `tool` message. The format carries text only, so images are described in words, and an
 /// error says so in its first word.
-pub fn render_tool_result(result: &ToolResult) -> Value {
+pub(crate) fn tool_message(result: &ToolResult) -> WireMessage<'_> {
     let parts: Vec<String> = result
         .content
         .iter()
@@ -103,33 +212,47 @@ pub fn render_tool_result(result: &ToolResult) -> Value {
     if result.is_error && !text.starts_with("Error") {
         text = format!("Error: {text}");
     }
-    json!({"role": "tool", "tool_call_id": result.tool_use_id, "content": text})
+    WireMessage {
+        tool_call_id: Some(&result.tool_use_id),
+        ..WireMessage::new("tool", Some(WireContent::Text(Cow::Owned(text))))
+    }
 }
 
-fn render_message(message: &Message, out: &mut Vec<Value>) {
+/// A `tool` message as JSON.
+pub fn render_tool_result(result: &ToolResult) -> Value {
+    serde_json::to_value(tool_message(result)).unwrap_or_default()
+}
+
+fn render_message<'a>(message: &'a Message, out: &mut Vec<WireMessage<'a>>) {
     match message.role {
         Role::User => {
-            let mut text = String::new();
+            let mut texts: Vec<&str> = Vec::new();
             let mut images = Vec::new();
             for block in &message.content {
                 match block {
-                    Block::ToolResult(result) => out.push(render_tool_result(result)),
-                    Block::Text { text: t } => text.push_str(t),
-                    Block::Image { media_type, data } => images.push(json!({
-                        "type": "image_url",
-                        "image_url": {"url": format!("data:{media_type};base64,{data}")},
-                    })),
+                    Block::ToolResult(result) => out.push(tool_message(result)),
+                    Block::Text { text } => texts.push(text),
+                    Block::Image { media_type, data } => images.push(Part::Image {
+                        image_url: ImageUrl {
+                            url: format!("data:{media_type};base64,{data}"),
+                        },
+                        kind: "image_url",
+                    }),
                     _ => {}
                 }
             }
+            let text = match texts.as_slice() {
+                [one] => Cow::Borrowed(*one),
+                many => Cow::Owned(many.concat()),
+            };
             if !images.is_empty() {
                 // Content parts only when there is an image, so text-only requests keep the
                 // plain string that every compatible server takes.
-                let mut parts = vec![json!({"type": "text", "text": text})];
+                let mut parts = vec![Part::text(text)];
                 parts.extend(images);
-                push_user(out, Value::Array(parts));
+                push_user(out, WireContent::Parts(parts));
             } else if !text.is_empty() {
-                push_user(out, Value::String(text));
+                push_user(out, WireContent::Text(text));
             }
         }
         Role::Assistant => out.push(render_assistant(message)),
@@ -139,63 +262,60 @@ fn render_message(message: &Message, out: &mut Vec<Value>) {
 /// Adds a user message, or joins it to the user message just before: servers with strict chat
 /// templates refuse two user messages in a row (a summary request after the user's prompt, a
 /// compaction's summary before a kept prompt).
-fn push_user(out: &mut Vec<Value>, content: Value) {
+fn push_user<'a>(out: &mut Vec<WireMessage<'a>>, content: WireContent<'a>) {
     let previous = out
         .last_mut()
-        .filter(|last| last["role"] == "user")
-        .map(|last| &mut last["content"]);
+        .filter(|last| last.role == "user")
+        .and_then(|last| last.content.as_mut());
     let Some(previous) = previous else {
-        out.push(json!({"role": "user", "content": content}));
+        out.push(WireMessage::new("user", Some(content)));
         return;
     };
-    *previous = match (previous.take(), content) {
-        (Value::String(first), Value::String(second)) => {
-            Value::String(format!("{first}\n\n{second}"))
+    let first = std::mem::replace(previous, WireContent::Parts(Vec::new()));
+    *previous = match (first, content) {
+        (WireContent::Text(first), WireContent::Text(second)) => {
+            WireContent::Text(Cow::Owned(format!("{first}\n\n{second}")))
         }
         (first, second) => {
             let mut parts = as_parts(first);
             parts.extend(as_parts(second));
-            Value::Array(parts)
+            WireContent::Parts(parts)
         }
     };
 }
 
 /// Message content as content parts.
-fn as_parts(content: Value) -> Vec<Value> {
+fn as_parts(content: WireContent<'_>) -> Vec<Part<'_>> {
     match content {
-        Value::Array(parts) => parts,
-        Value::String(text) => vec![json!({"type": "text", "text": text})],
-        other => vec![other],
+        WireContent::Parts(parts) => parts,
+        WireContent::Text(text) => vec![Part::text(text)],
     }
 }
 
-fn render_assistant(message: &Message) -> Value {
+fn render_assistant(message: &Message) -> WireMessage<'_> {
     let text = message.text();
-    let calls: Vec<Value> = message
+    let tool_calls = message
         .tool_uses()
         .map(|(id, name, input)| {
             // Input that did not parse went out as text; it goes back the same way.
             let arguments = match input {
-                Value::String(raw) => raw.clone(),
-                other => other.to_string(),
+                Value::String(raw) => Cow::Borrowed(raw.as_str()),
+                other => Cow::Owned(other.to_string()),
             };
-            json!({
-                "id": id,
-                "type": "function",
-                "function": {"name": name, "arguments": arguments},
-            })
+            WireCall {
+                function: CallFunction { arguments, name },
+                id,
+                kind: "function",
+            }
         })
         .collect();
-    let content = if text.is_empty() {
-        Value::Null
-    } else {
-        Value::String(text)
-    };
-    let mut rendered = json!({"role": "assistant", "content": content});
-    if !calls.is_empty() {
-        rendered["tool_calls"] = Value::Array(calls);
+    WireMessage {
+        tool_calls,
+        ..WireMessage::new(
+            "assistant",
+            (!text.is_empty()).then_some(WireContent::Text(Cow::Owned(text))),
+        )
     }
-    rendered
 }
 
 /// One chunk of a streamed chat completion. Every field may be missing or `null`: servers that
@@ -285,29 +405,105 @@ pub(crate) struct PromptTokensDetails {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
     fn user_messages_in_a_row_go_out_as_one() {
+        let (summary, prompt) = (
+            Message::user_text("the summary"),
+            Message::user_text("fix the bug"),
+        );
+        let image = Message {
+            role: Role::User,
+            content: vec![Block::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw==".into(),
+            }],
+        };
         let mut out = Vec::new();
-        render_message(&Message::user_text("the summary"), &mut out);
-        render_message(&Message::user_text("fix the bug"), &mut out);
+        render_message(&summary, &mut out);
+        render_message(&prompt, &mut out);
+        let json = |out: &Vec<WireMessage<'_>>| serde_json::to_value(out).unwrap();
         assert_eq!(
-            out,
-            [json!({"role": "user", "content": "the summary\n\nfix the bug"})]
+            json(&out),
+            json!([{"role": "user", "content": "the summary\n\nfix the bug"}])
         );
-        render_message(
-            &Message {
-                role: Role::User,
-                content: vec![Block::Image {
-                    media_type: "image/png".into(),
-                    data: "iVBORw==".into(),
-                }],
-            },
-            &mut out,
-        );
-        assert_eq!(out.len(), 1);
+        render_message(&image, &mut out);
+        let out = json(&out);
+        assert_eq!(out.as_array().unwrap().len(), 1);
         assert_eq!(out[0]["content"][0]["text"], "the summary\n\nfix the bug");
         assert_eq!(out[0]["content"][2]["type"], "image_url");
+    }
+
+    /// The body's bytes are those of its JSON value with sorted keys: the bytes this client sent
+    /// when it built the body as a `serde_json::Value`.
+    #[test]
+    fn the_body_is_serialised_in_sorted_key_order() {
+        let result = ToolResult {
+            is_error: false,
+            ..ToolResult::error("call_1", "fine")
+        };
+        let request = ModelRequest {
+            model: String::new(),
+            system: vec!["one".into(), "two".into()],
+            messages: vec![
+                Message::user_text("hello"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        Block::ToolUse(tool_core::ToolCall::new(
+                            "call_1",
+                            "shell",
+                            json!({"command": "ls"}),
+                        )),
+                        Block::ToolUse(tool_core::ToolCall::new(
+                            "call_2",
+                            "shell",
+                            json!("{broken"),
+                        )),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![
+                        Block::ToolResult(result),
+                        Block::Text {
+                            text: "next".into(),
+                        },
+                    ],
+                },
+            ],
+            tools: RequestTools::default(),
+            max_tokens: 100,
+        };
+        for limit in [
+            TokenLimitField::MaxTokens,
+            TokenLimitField::MaxCompletionTokens,
+        ] {
+            let body = request_body(&request, "gpt", limit);
+            let bytes = serde_json::to_string(&body).unwrap();
+            let sorted = serde_json::to_string(&serde_json::to_value(&body).unwrap()).unwrap();
+            assert_eq!(bytes, sorted);
+        }
+        let body = serde_json::to_value(request_body(&request, "gpt", TokenLimitField::MaxTokens))
+            .unwrap();
+        assert_eq!(body["max_tokens"], json!(100));
+        assert!(body.get("max_completion_tokens").is_none());
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "one\n\ntwo"})
+        );
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][2]["tool_calls"][1]["function"]["arguments"],
+            json!("{broken")
+        );
+        assert_eq!(body["messages"][3]["tool_call_id"], json!("call_1"));
+        assert_eq!(
+            body["messages"][4],
+            json!({"role": "user", "content": "next"})
+        );
     }
 }
