@@ -16,7 +16,7 @@ use tool_core::{CancellationToken, ToolResult};
 use crate::compaction::{self, Trigger, Window};
 use crate::conversation::{Block, Message, Role, Usage};
 use crate::frontend::FrontEnd;
-use crate::provider::{ModelRequest, Provider, ProviderError, Response, StreamEvent};
+use crate::provider::{ModelRequest, Provider, ProviderError, Response, StreamEvent, Thinking};
 use crate::runtime::ToolRuntime;
 use crate::structured::{self, Slot};
 use crate::transcript::Transcript;
@@ -40,8 +40,10 @@ pub struct Agent {
     system: String,
     /// The most model requests per user turn.
     pub max_turns: usize,
-    /// The most output tokens per request.
+    /// The most output tokens per request (of the answer: a thinking budget comes on top).
     pub max_tokens: u32,
+    /// How much the model may think before it answers.
+    pub thinking: Thinking,
     /// The context window and when to compact.
     pub window: Window,
     meter: Meter,
@@ -84,6 +86,7 @@ impl Agent {
             system,
             max_turns: 50,
             max_tokens: 8_192,
+            thinking: Thinking::Off,
             window,
             meter: Meter::default(),
             instructions: 0,
@@ -346,7 +349,8 @@ impl Agent {
             system: vec![self.system.clone()],
             messages: self.messages.clone(),
             tools: self.runtime.pool.request_tools(),
-            max_tokens: self.max_tokens,
+            max_tokens: self.thinking.max_tokens(self.max_tokens),
+            thinking: self.thinking,
         }
     }
 

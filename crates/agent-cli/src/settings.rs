@@ -6,7 +6,7 @@
 //!   "deferTools": "auto:10",
 //!   "activation": "proxy",
 //!   "provider": "anthropic", "model": "claude-sonnet-4-5", "baseUrl": "https://api.anthropic.com",
-//!   "contextWindow": 200000, "compactThreshold": 0.85, "maxTokens": 8192,
+//!   "contextWindow": 200000, "compactThreshold": 0.85, "maxTokens": 8192, "thinking": "off",
 //!   "prices": {"my-local-model": {"input": 0, "output": 0}},
 //!   "hooks": {"preToolUse": [{"matcher": "shell", "command": "./check.sh"}], "postToolUse": []},
 //!   "mcpServers": {"memory": {"command": "npx", "args": ["@modelcontextprotocol/server-memory"]}},
@@ -108,6 +108,10 @@ pub struct Settings {
     /// The most output tokens per model request (8192).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Extended thinking: `"off"` (the default), `"adaptive"`, or a budget in tokens (1024 or
+    /// more), on top of `maxTokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<crate::provider::Thinking>,
     /// Prices in dollars per million tokens by model name or name prefix, over the built-in table
     /// (the user's own: a project's are ignored, see [`crate::trust::resolve`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -215,6 +219,7 @@ impl Settings {
         self.context_window = other.context_window.or(self.context_window);
         self.compact_threshold = other.compact_threshold.or(self.compact_threshold);
         self.max_tokens = other.max_tokens.or(self.max_tokens);
+        self.thinking = other.thinking.or(self.thinking);
         self.prices.extend(other.prices);
         self.hooks.pre_tool_use.extend(other.hooks.pre_tool_use);
         self.hooks.post_tool_use.extend(other.hooks.post_tool_use);

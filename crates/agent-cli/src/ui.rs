@@ -31,6 +31,8 @@ pub struct Terminal {
     project: PathBuf,
     /// Streamed text stopped mid-line: a status line must start on a line of its own.
     mid_line: AtomicBool,
+    /// The model is thinking, and that has been shown.
+    thinking: AtomicBool,
 }
 
 impl Terminal {
@@ -43,6 +45,7 @@ impl Terminal {
             paths,
             project,
             mid_line: AtomicBool::new(false),
+            thinking: AtomicBool::new(false),
         }
     }
 
@@ -81,7 +84,16 @@ pub(crate) fn prompt_text(request: &PermissionRequest) -> String {
 #[async_trait]
 impl FrontEnd for Terminal {
     fn event(&self, event: AgentEvent) {
+        if !matches!(event, AgentEvent::Thinking { .. }) {
+            self.thinking.store(false, Ordering::Relaxed);
+        }
         match event {
+            AgentEvent::Thinking { .. } => {
+                if !self.thinking.swap(true, Ordering::Relaxed) {
+                    self.end_line();
+                    eprintln!("✻ thinking…");
+                }
+            }
             AgentEvent::Text { text } => {
                 print!("{text}");
                 let _ = std::io::stdout().flush();
@@ -107,8 +119,7 @@ impl FrontEnd for Terminal {
                 self.end_line();
                 eprintln!("  (the conversation could not be compacted: {reason})");
             }
-            AgentEvent::Thinking { .. } | AgentEvent::Message { .. } | AgentEvent::Usage { .. } => {
-            }
+            AgentEvent::Message { .. } | AgentEvent::Usage { .. } => {}
         }
     }
 

@@ -68,6 +68,11 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = 50)]
     pub(crate) max_turns: usize,
 
+    /// Extended thinking: `off`, `adaptive` (the model decides) or a budget in tokens such as
+    /// 8000 (over the `thinking` setting; Anthropic's API only).
+    #[arg(long, value_name = "off|adaptive|N")]
+    pub(crate) thinking: Option<agent_cli::provider::Thinking>,
+
     /// With -p: the answer must be JSON valid against this JSON Schema file; standard output
     /// then holds only that JSON (the model is told what is wrong until it validates).
     #[arg(long, value_name = "FILE", requires = "print")]

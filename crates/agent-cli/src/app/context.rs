@@ -177,6 +177,7 @@ pub(crate) fn build_agent(
     if let Some(max_tokens) = settings.max_tokens {
         agent.max_tokens = max_tokens;
     }
+    agent.thinking = args.thinking.or(settings.thinking).unwrap_or_default();
     if let Some(slot) = structured {
         agent.expect_structured_output(slot);
     }

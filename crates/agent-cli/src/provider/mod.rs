@@ -12,7 +12,9 @@
 //!
 //! ```no_run
 //! use agent_cli::conversation::Message;
-//! use agent_cli::provider::{ModelRequest, ProviderChoice, ProviderConfig, StreamEvent, build};
+//! use agent_cli::provider::{
+//!     ModelRequest, ProviderChoice, ProviderConfig, StreamEvent, Thinking, build,
+//! };
 //! use futures::StreamExt as _;
 //!
 //! # async fn demo() -> anyhow::Result<()> {
@@ -28,6 +30,7 @@
 //!     messages: vec![Message::user_text("Say hello.")],
 //!     tools: tool_pool::RequestTools::default(),
 //!     max_tokens: 1024,
+//!     thinking: Thinking::Off,
 //! };
 //! let cancel = tool_core::CancellationToken::new();
 //! let mut events = provider.stream(&request, &cancel);
@@ -47,6 +50,7 @@ mod config;
 mod factory;
 pub mod openai;
 mod scripted;
+mod thinking;
 mod transport;
 
 use futures::stream::BoxStream;
@@ -61,6 +65,7 @@ pub use config::{
 pub use factory::build;
 pub use openai::OpenAiProvider;
 pub use scripted::Scripted;
+pub use thinking::Thinking;
 
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
 
@@ -76,8 +81,10 @@ pub struct ModelRequest {
     /// The tools, as the pool chose them; the provider renders them (and, for Anthropic, puts
     /// the cache breakpoint where the stable part ends).
     pub tools: RequestTools,
-    /// The most output tokens.
+    /// The most output tokens (thinking included).
     pub max_tokens: u32,
+    /// How much the model may think first.
+    pub thinking: Thinking,
 }
 
 /// What a provider reports while a response streams.

@@ -316,3 +316,73 @@ async fn tools_call_runs_the_lifecycle() {
         stderr(&output)
     );
 }
+
+/// `--thinking N` asks Anthropic's API for a thinking budget (the answer's `max_tokens` on top
+/// when the budget would leave it no room); the thinking block comes back with its signature,
+/// unchanged, in the request after the tool call; the `thinking` setting does the same, and a
+/// budget the API would refuse is an error that says what to give instead.
+#[tokio::test]
+async fn thinking_is_asked_for_and_its_blocks_go_back_unchanged() {
+    let project = Project::new();
+    project.write("notes.md", "Friday.\n");
+    let server = ScriptedServer::start(vec![
+        Turn::thinking("The notes will say.", "sig-think-1").then_tool_use(
+            "call_read",
+            "read_file",
+            json!({"path": "notes.md"}),
+        ),
+        Turn::text("Friday."),
+    ])
+    .await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--thinking",
+        "16000",
+        "-p",
+        "When?",
+    ]))
+    .await;
+    assert_success(&output);
+    let bodies = server.bodies();
+    assert_eq!(
+        bodies[0]["thinking"],
+        json!({"type": "enabled", "budget_tokens": 16000})
+    );
+    assert_eq!(bodies[0]["max_tokens"], json!(16000 + 8192));
+    let assistant = &bodies[1]["messages"][1]["content"];
+    assert_eq!(
+        assistant[0],
+        json!({"type": "thinking", "thinking": "The notes will say.", "signature": "sig-think-1"})
+    );
+    assert_eq!(assistant[1]["type"], "tool_use");
+
+    std::fs::create_dir_all(project.home()).unwrap();
+    std::fs::write(
+        project.home().join("settings.json"),
+        r#"{"thinking": "adaptive"}"#,
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Turn::text("Hi.")]).await;
+    let output = run(project
+        .agent(&server, ProviderKind::Anthropic)
+        .args(["-p", "Hello"]))
+    .await;
+    assert_success(&output);
+    assert_eq!(server.bodies()[0]["thinking"], json!({"type": "adaptive"}));
+    assert_eq!(server.bodies()[0]["max_tokens"], json!(8192));
+
+    let server = ScriptedServer::start(vec![Turn::text("Hi.")]).await;
+    let output = run(project.agent(&server, ProviderKind::Anthropic).args([
+        "--thinking",
+        "100",
+        "-p",
+        "Hello",
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("1024 or more"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.bodies().is_empty());
+}

@@ -61,6 +61,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         messages,
         tools: tools(),
         max_tokens: 1024,
+        thinking: agent_cli::provider::Thinking::Off,
     }
 }
 

@@ -7,7 +7,7 @@ use tool_core::{Content, ToolCall, ToolResult};
 use tool_pool::RequestTools;
 
 use crate::conversation::{Block, Message, Role};
-use crate::provider::ModelRequest;
+use crate::provider::{ModelRequest, Thinking};
 
 // The request body's types borrow the request. Their fields are declared in alphabetical order,
 // the order the body had when it was built as a `serde_json::Value`, so its bytes are the same.
@@ -25,8 +25,35 @@ pub(crate) struct RequestBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<TextBlock<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<WireThinking>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}` or `{"type": "adaptive"}`.
+#[derive(Debug, Serialize)]
+struct WireThinking {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget_tokens: Option<u32>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl WireThinking {
+    fn of(thinking: Thinking) -> Option<Self> {
+        match thinking {
+            Thinking::Off => None,
+            Thinking::Adaptive => Some(Self {
+                budget_tokens: None,
+                kind: "adaptive",
+            }),
+            Thinking::Budget(budget) => Some(Self {
+                budget_tokens: Some(budget),
+                kind: "enabled",
+            }),
+        }
+    }
 }
 
 /// The one kind of cache breakpoint the API has.
@@ -178,6 +205,7 @@ pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> Req
         model,
         stream: true,
         system,
+        thinking: WireThinking::of(request.thinking),
         tools: wire_tools(&request.tools),
     }
 }
@@ -471,6 +499,7 @@ mod tests {
             ],
             tools: RequestTools::default(),
             max_tokens: 100,
+            thinking: Thinking::Budget(2_048),
         }
     }
 
@@ -495,6 +524,10 @@ mod tests {
         );
         assert!(value["system"][1].get("cache_control").is_none());
         assert!(value.get("tools").is_none());
+        assert_eq!(
+            value["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2_048})
+        );
         assert_eq!(value["messages"][2]["content"][0]["is_error"], json!(true));
         assert!(value["messages"][2]["content"][1].get("is_error").is_none());
     }

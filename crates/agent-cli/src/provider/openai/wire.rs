@@ -477,6 +477,7 @@ mod tests {
             ],
             tools: RequestTools::default(),
             max_tokens: 100,
+            thinking: crate::provider::Thinking::Off,
         };
         for limit in [
             TokenLimitField::MaxTokens,
