@@ -12,6 +12,10 @@
 //! - **activation**: a found tool is called through `execute_tool` ([`Activation::Proxy`], the tools
 //!   array never changes) or appended to the array ([`Activation::Inline`]).
 //!
+//! `tool_search` ranks by keywords (BM25+). With the `embeddings` feature (off by default: it
+//! brings candle), `ToolPool::set_dense_index` gives it a dense side, and its keyword searches
+//! fuse both rankings, so tools are also found by meaning.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use serde_json::json;
@@ -43,6 +47,7 @@
 mod config;
 mod discovery;
 mod error;
+mod index;
 mod mode;
 mod pool;
 mod related;

@@ -142,6 +142,44 @@ impl ToolPool {
             .unwrap_or_else(|e| e.into_inner()) = Some(related);
     }
 
+    /// Makes `tool_search` hybrid (feature `embeddings`): its keyword searches fuse the
+    /// lexical ranking with `dense`'s ranking by meaning ([`tool_search::HybridIndex`]), so a
+    /// request worded unlike a tool's description still finds it. The deferrable tools indexed
+    /// now get their vectors at once (those `dense`'s cache lacks are embedded, which can take a
+    /// while for many tools), and tools that come or go later (servers connecting and
+    /// disconnecting, [`ToolPool::sync`]) are added to and removed from both sides.
+    ///
+    /// Every query form works as before: `select:`, `+word`, `mcp__server` and queries the model
+    /// cannot read are answered by the lexical side alone. Prefetching and the "did you mean"
+    /// suggester stay lexical, since the dense side ranks every tool for every query. Replaces a
+    /// dense side set before. On an error no tool is lost and the search is as it was (lexical,
+    /// in the unlikely case that the error came after the tools were embedded).
+    ///
+    /// `dense` is typically `DenseIndex::new(Arc::new(SentenceEncoder::open(folder)?),
+    /// Some(cache_dir))`.
+    #[cfg(feature = "embeddings")]
+    pub fn set_dense_index(
+        &self,
+        dense: tool_search::DenseIndex,
+    ) -> Result<(), tool_search::EmbeddingError> {
+        self.state().index.set_dense(dense)
+    }
+
+    /// How many indexed tools have a vector on the dense side (fewer than the deferrable tools
+    /// after an embedding error); `None` while `tool_search` is lexical alone (feature
+    /// `embeddings`).
+    #[cfg(feature = "embeddings")]
+    pub fn dense_tools(&self) -> Option<usize> {
+        self.state().index.dense_len()
+    }
+
+    /// The last error embedding tools that came after [`ToolPool::set_dense_index`]: those
+    /// tools are found by their words alone (feature `embeddings`).
+    #[cfg(feature = "embeddings")]
+    pub fn dense_error(&self) -> Option<String> {
+        self.state().index.dense_error()
+    }
+
     /// Answers unknown tool names for the executor's "did you mean": close names by edit
     /// distance, then deferred tools found by searching for the name's words.
     pub fn suggester(&self) -> Arc<dyn NameSuggester> {
@@ -313,8 +351,10 @@ impl ToolPool {
         // Long pastes are cut: the start of a message says what it is about.
         let query: String = recent_text.chars().take(500).collect();
         let mut state = self.state();
+        // Lexical alone: a dense side would rank every tool, relevant or not.
         let Ok(results) = state
             .index
+            .lexical()
             .search(&query, PREFETCH_LIMIT + state.discovered.len().min(20))
         else {
             return Vec::new();

@@ -7,16 +7,17 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde_json::Value;
 use tool_core::{Loading, Origin, PermissionRules, Tool, ToolRegistry};
-use tool_search::{Parameter, SearchIndex, ToolDocument};
+use tool_search::{Parameter, ToolDocument};
 
 use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 use crate::discovery::Discovered;
 use crate::error::PoolError;
+use crate::index::ToolIndex;
 use crate::mode::{CharEstimate, DeferralMode, TokenCounter};
 use crate::related::RelatedSearch;
 
 pub(crate) struct State {
-    pub(crate) index: SearchIndex,
+    pub(crate) index: ToolIndex,
     /// Indexed (deferrable) tools: name → fingerprint of their spec.
     pub(crate) indexed: BTreeMap<String, u64>,
     pub(crate) discovered: Discovered,
@@ -44,7 +45,7 @@ impl Shared {
             counter: RwLock::new(Arc::new(CharEstimate)),
             related: RwLock::new(None),
             state: Mutex::new(State {
-                index: SearchIndex::default(),
+                index: ToolIndex::default(),
                 indexed: BTreeMap::new(),
                 discovered: Discovered::new(),
                 announced: None,
@@ -175,14 +176,17 @@ impl Shared {
             state.index.remove(&name);
             state.indexed.remove(&name);
         }
+        let mut fresh = Vec::new();
         for (name, tool) in &deferrable {
             if !state.indexed.contains_key(name) {
-                state.index.add(document(tool.as_ref()));
+                fresh.push(document(tool.as_ref()));
                 state
                     .indexed
                     .insert(name.clone(), fingerprint(tool.as_ref()));
             }
         }
+        // In one batch: a dense side embeds a connecting server's tools together.
+        state.index.add_all(fresh);
         let gone: Vec<String> = state
             .discovered
             .iter()

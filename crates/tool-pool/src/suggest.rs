@@ -29,9 +29,11 @@ impl NameSuggester for PoolSuggester {
         if names.len() < limit {
             let deferred = shared.deferred_names();
             // A name that is not a query (no letter or digit) finds nothing; that is no error here.
+            // Lexical alone: a dense side would rank every tool, however unlike the name.
             let hits = shared
                 .state()
                 .index
+                .lexical()
                 .search(name, limit)
                 .map(|results| results.hits)
                 .unwrap_or_default();

@@ -10,6 +10,8 @@ mod all {
 
     mod assembly;
     mod deferral;
+    #[cfg(feature = "embeddings")]
+    mod embeddings;
     mod search_tool;
     mod stability;
 }

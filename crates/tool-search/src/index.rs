@@ -1,12 +1,20 @@
 //! The inverted index: postings per term ([`postings`]), built and updated in place
 //! ([`update`]), queries turned into terms ([`query_terms`]) and ranked term at a time
-//! ([`ranking`], with max-score [`pruning`]) under a [`scorer`], and [`explain`].
+//! ([`ranking`], into [`running`] scores, with max-score [`pruning`]) under a [`scorer`], and
+//! [`explain`], which assembles an [`explanation`].
+//!
+//! The modules form no cycle: a child may use this module (the index and its results), this
+//! module uses only children that use nothing of it (`postings`, `scorer`), and what two
+//! children share lives in a third (`running` for `ranking` and `pruning`, `explanation` for
+//! `scorer` and `explain`).
 
 mod explain;
+mod explanation;
 mod postings;
 mod pruning;
 mod query_terms;
 mod ranking;
+mod running;
 mod scorer;
 mod update;
 
@@ -23,7 +31,7 @@ use crate::tokenizer::Tokenizer;
 use postings::{DocEntry, TermEntry};
 use scorer::CorpusStats;
 
-pub use explain::{Explanation, TermExplanation};
+pub use explanation::{Explanation, TermExplanation};
 pub use scorer::{Bm25Plus, Scorer};
 
 /// The engine's configuration.

@@ -6,7 +6,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use super::ranking::Running;
+use super::running::Running;
 
 /// The fewest postings the terms still to come must have for a max-score check to be worth
 /// its pass over the running documents (and its unpredictable branches): below this, streaming

@@ -2,7 +2,7 @@
 //! posting, the most it can give any posting of the term (for max-score pruning), and how a
 //! score came about (for `explain`).
 
-use super::explain::TermExplanation;
+use super::explanation::TermExplanation;
 use super::postings::{Posting, TermEntry};
 use crate::document::{Field, FieldWeights};
 use crate::lexicon::FIELDS;
