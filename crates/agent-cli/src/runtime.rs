@@ -39,6 +39,10 @@ pub struct ToolOptions {
     /// The project's skills whose `allowed-tools` apply, as [`crate::trust::resolve`] decided
     /// (the user's own skills' always do).
     pub trusted_skills: std::collections::BTreeSet<String>,
+    /// `--embeddings`: a model folder for a hybrid `tool_search` (over `search.embeddings`).
+    pub embeddings: Option<PathBuf>,
+    /// Where the tools' embeddings are kept between sessions.
+    pub embeddings_cache: Option<PathBuf>,
 }
 
 /// The tools of one session, wired together.
@@ -146,6 +150,79 @@ impl Inheritance {
     }
 }
 
+/// The model folder `tool_search` embeds with, if any: the flag's, else the setting's.
+pub fn embeddings_folder<'a>(settings: &'a Settings, options: &'a ToolOptions) -> Option<&'a Path> {
+    options
+        .embeddings
+        .as_deref()
+        .or(settings.search.embeddings.as_deref())
+}
+
+/// The dense side of `tool_search`, with the `embeddings` feature.
+#[cfg(feature = "embeddings")]
+pub mod hybrid {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use anyhow::Context as _;
+    use tool_pool::ToolPool;
+    use tool_search::{DenseIndex, SentenceEncoder};
+
+    /// Loads the model in `folder` and makes the pool's `tool_search` hybrid; the tools'
+    /// vectors are read from and kept in `cache`.
+    pub fn attach(pool: &ToolPool, folder: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
+        let encoder = open(folder)?;
+        let dense = DenseIndex::new(Arc::new(encoder), cache);
+        pool.set_dense_index(dense)
+            .with_context(|| format!("embedding the tools with the model in {}", folder.display()))
+    }
+
+    /// What `doctor` says about tool search with the model in `folder`.
+    pub fn describe(folder: &Path) -> String {
+        match open(folder) {
+            Ok(encoder) => format!("hybrid (keywords and {})", encoder.describe()),
+            Err(err) => format!("keywords only: {err:#}"),
+        }
+    }
+
+    fn open(folder: &Path) -> anyhow::Result<SentenceEncoder> {
+        SentenceEncoder::open(folder).with_context(|| {
+            format!(
+                "the embeddings model in {} (search.embeddings or --embeddings) cannot be \
+                 loaded; name a sentence-transformers folder with model.safetensors, \
+                 config.json and tokenizer.json",
+                folder.display()
+            )
+        })
+    }
+}
+
+/// Without the `embeddings` feature: a model named in the settings or flags is an error that
+/// says how to get a build that reads it.
+#[cfg(not(feature = "embeddings"))]
+pub mod hybrid {
+    use std::path::Path;
+
+    use tool_pool::ToolPool;
+
+    const REBUILD: &str = "this agent-cli was built without the `embeddings` feature: build it \
+                           with `cargo build -p agent-cli --features embeddings`, or remove \
+                           search.embeddings / --embeddings";
+
+    /// Refuses: this build cannot read a model.
+    pub fn attach(_pool: &ToolPool, folder: &Path, _cache: Option<&Path>) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "{} names an embeddings model, but {REBUILD}",
+            folder.display()
+        )
+    }
+
+    /// What `doctor` says about tool search with the model in `folder`.
+    pub fn describe(folder: &Path) -> String {
+        format!("keywords only ({} is set, but {REBUILD})", folder.display())
+    }
+}
+
 /// The MCP servers of the settings (which hold the project's `.mcp.json` servers that apply, see
 /// [`crate::trust`]), with `${VAR}` expanded from the environment.
 pub(crate) fn mcp_config(settings: &Settings) -> anyhow::Result<Option<McpConfig>> {
@@ -192,6 +269,9 @@ impl ToolRuntime {
         let skills = register_skills(cwd, &registry, &permissions, options)?;
         let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
         pool.set_rules(rules);
+        if let Some(folder) = embeddings_folder(settings, options) {
+            hybrid::attach(&pool, folder, options.embeddings_cache.as_deref())?;
+        }
         if !skills.set().is_empty() {
             pool.set_related_search(Arc::new(SkillSearch(Arc::clone(&skills))));
         }

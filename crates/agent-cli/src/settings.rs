@@ -130,6 +130,26 @@ pub struct Settings {
     /// like secrets are removed).
     #[serde(default, skip_serializing_if = "is_default_environment")]
     pub shell_environment: ShellEnvironment,
+    /// How `tool_search` ranks the deferred tools.
+    #[serde(default, skip_serializing_if = "SearchSettings::is_empty")]
+    pub search: SearchSettings,
+}
+
+/// The `search` setting (the user's own: a project's is ignored, see [`crate::trust::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchSettings {
+    /// A sentence-transformers model folder (`model.safetensors`, `config.json`,
+    /// `tokenizer.json`): `tool_search` then ranks by keywords and by meaning together. Needs
+    /// a build with the `embeddings` feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<PathBuf>,
+}
+
+impl SearchSettings {
+    fn is_empty(&self) -> bool {
+        self.embeddings.is_none()
+    }
 }
 
 fn is_default_environment(environment: &ShellEnvironment) -> bool {
@@ -225,6 +245,9 @@ impl Settings {
         self.hooks.post_tool_use.extend(other.hooks.post_tool_use);
         self.mcp_servers.extend(other.mcp_servers);
         self.sandbox = self.sandbox.merged(other.sandbox);
+        if other.search.embeddings.is_some() {
+            self.search.embeddings = other.search.embeddings;
+        }
         self.shell_environment
             .include
             .extend(other.shell_environment.include);
@@ -294,6 +317,11 @@ impl Paths {
     /// Where sessions are kept.
     pub fn sessions_dir(&self) -> PathBuf {
         self.user_dir.join("sessions")
+    }
+
+    /// Where the tools' embeddings are kept between sessions, by content and model.
+    pub fn embeddings_cache(&self) -> PathBuf {
+        self.user_dir.join("embeddings")
     }
 }
 

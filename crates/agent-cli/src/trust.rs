@@ -561,7 +561,8 @@ pub fn approve(paths: &Paths, cwd: &Path, items: &[Widening]) -> anyhow::Result<
 /// Decides what of the project's files applies: the one place where trust is decided. The
 /// user's and the flags' settings always apply, and so do the rules the user chose to always
 /// allow in this folder; of the project's, what narrows always applies, what widens only when
-/// approved for this folder (or, with `this_run`, for this run), and its `prices` never.
+/// approved for this folder (or, with `this_run`, for this run), and its `prices` and
+/// `search.embeddings` never.
 pub fn resolve(paths: &Paths, cwd: &Path, this_run: bool) -> anyhow::Result<Resolved> {
     let mut user = Settings::load(&paths.user_settings())?;
     user.permissions.allow.extend(project_rules(paths, cwd)?);
@@ -611,6 +612,14 @@ impl ProjectFiles {
             self.settings.prices.clear();
             refused.push(format!(
                 "this folder's `prices` setting was ignored: what a model costs is yours to set, in {}",
+                paths.user_settings().display()
+            ));
+        }
+        if let Some(folder) = self.settings.search.embeddings.take() {
+            refused.push(format!(
+                "this folder's `search.embeddings` setting ({}) was ignored: which model reads \
+                 your tools is yours to choose, in {}",
+                folder.display(),
                 paths.user_settings().display()
             ));
         }

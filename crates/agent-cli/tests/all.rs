@@ -11,6 +11,8 @@ mod support;
 
 #[path = "all/durability.rs"]
 mod durability;
+#[path = "all/hybrid.rs"]
+mod hybrid;
 #[path = "all/mcp.rs"]
 mod mcp;
 #[path = "all/print_mode.rs"]

@@ -128,6 +128,10 @@ pub(crate) struct ToolArgs {
     /// directory, added directories and temporary directories) or off. Enforced with Landlock.
     #[arg(long, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
+    /// A sentence-transformers model folder: tool_search ranks by keywords and by meaning
+    /// together (over the `search.embeddings` setting; needs the `embeddings` build feature).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) embeddings: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq, ValueEnum)]

@@ -46,6 +46,8 @@ impl Context {
             deny: args.deny.clone(),
             sandbox: args.sandbox,
             trusted_skills: self.trusted_skills.clone(),
+            embeddings: args.embeddings.clone(),
+            embeddings_cache: Some(self.paths.embeddings_cache()),
         }
     }
 

@@ -61,6 +61,13 @@ pub(crate) fn doctor_command() -> anyhow::Result<ExitCode> {
     for enforcement in tool_builtins::enforcement(&shell, &denies) {
         println!("{enforcement}");
     }
+    let search =
+        match agent_cli::runtime::embeddings_folder(&resolved.settings, &ToolOptions::default()) {
+            Some(folder) => agent_cli::runtime::hybrid::describe(folder),
+            None => "keywords only (BM25+; search.embeddings names a model for a hybrid search)"
+                .to_owned(),
+        };
+    println!("tool search: {search}");
     Ok(ExitCode::SUCCESS)
 }
 
