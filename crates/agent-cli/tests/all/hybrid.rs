@@ -4,6 +4,7 @@
 //! a build without the `embeddings` feature says how to get one.
 
 use agent_cli::provider::ProviderKind;
+#[cfg(feature = "embeddings")]
 use serde_json::json;
 
 use crate::support::cli::*;
