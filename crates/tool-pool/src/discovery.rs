@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, VecDeque};
 /// Capped: when it grows past [`Discovered::CAP`], the oldest entries are dropped until
 /// [`Discovered::TRIM_TO`] remain, so a long session cannot grow it without bound.
 #[derive(Debug, Clone, Default)]
-pub struct Discovered {
+pub(crate) struct Discovered {
     order: VecDeque<String>,
     set: BTreeSet<String>,
 }

@@ -47,7 +47,7 @@ mod tokenizer;
 #[cfg(feature = "embeddings")]
 pub use dense::{
     DenseIndex, Embedder, EmbeddingError, EncoderOptions, Fusion, HybridExplanation, HybridIndex,
-    ModelKey, Pooling, SentenceEncoder, Side, document_text,
+    ModelKey, Pooling, SentenceEncoder, Side,
 };
 pub use document::{Field, FieldWeights, Parameter, ToolDocument};
 pub use error::SearchError;

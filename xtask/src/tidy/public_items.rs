@@ -38,9 +38,6 @@ pub const PUBLIC_BY_DESIGN: &[(&str, &str, &str)] = &[
         "DEFAULT_CORE_TOOLS",
         "the default core whitelist, for a configuration that extends it rather than replaces it",
     ),
-    // Made crate-private together with the hybrid search work in these crates.
-    ("tool-pool", "Discovered", "to be made pub(crate)"),
-    ("tool-search", "document_text", "to be made pub(crate)"),
 ];
 
 /// What the check found.

@@ -14,7 +14,7 @@ use crate::document::ToolDocument;
 ///
 /// The name's `_`, `-`, `.` and `__` separators become spaces, so a word-piece tokenizer sees
 /// words (`mcp__slack__send_message` reads `mcp slack send message`).
-pub fn document_text(doc: &ToolDocument) -> String {
+pub(crate) fn document_text(doc: &ToolDocument) -> String {
     let words = |s: &str| -> String {
         s.split(['_', '-', '.', '/'])
             .filter(|w| !w.is_empty())

@@ -21,7 +21,7 @@ mod store;
 #[cfg(test)]
 mod tests;
 
-pub use dense_index::{DenseIndex, document_text};
+pub use dense_index::DenseIndex;
 pub use encoder::{EncoderOptions, SentenceEncoder};
 pub use error::EmbeddingError;
 pub use fusion::Fusion;
