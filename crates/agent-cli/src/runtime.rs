@@ -170,7 +170,11 @@ pub mod hybrid {
 
     /// Loads the model in `folder` and makes the pool's `tool_search` hybrid; the tools'
     /// vectors are read from and kept in `cache`.
-    pub(crate) fn attach(pool: &ToolPool, folder: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
+    pub(crate) fn attach(
+        pool: &ToolPool,
+        folder: &Path,
+        cache: Option<&Path>,
+    ) -> anyhow::Result<()> {
         let encoder = open(folder)?;
         let dense = DenseIndex::new(Arc::new(encoder), cache);
         pool.set_dense_index(dense)
@@ -210,7 +214,11 @@ pub mod hybrid {
                            search.embeddings / --embeddings";
 
     /// Refuses: this build cannot read a model.
-    pub(crate) fn attach(_pool: &ToolPool, folder: &Path, _cache: Option<&Path>) -> anyhow::Result<()> {
+    pub(crate) fn attach(
+        _pool: &ToolPool,
+        folder: &Path,
+        _cache: Option<&Path>,
+    ) -> anyhow::Result<()> {
         anyhow::bail!(
             "{} names an embeddings model, but {REBUILD}",
             folder.display()

@@ -33,8 +33,19 @@ pub struct PoolConfig {
     pub mode: DeferralMode,
     /// How discovered tools become usable.
     pub activation: Activation,
-    /// The model's context window in tokens (for `auto`).
+    /// The model's context window in tokens (for `auto`, and the announcement's budget).
     pub context_window: usize,
+    /// The most bytes the announcement of deferred tools lists names in (past it, one line per
+    /// MCP server); `None`: 2% of the context window, at 4 bytes per token.
+    pub announcement_budget: Option<usize>,
+}
+
+impl PoolConfig {
+    /// The announcement's budget in bytes.
+    pub fn announcement_bytes(&self) -> usize {
+        self.announcement_budget
+            .unwrap_or_else(|| self.context_window.saturating_mul(4) / 50)
+    }
 }
 
 impl Default for PoolConfig {
@@ -44,6 +55,7 @@ impl Default for PoolConfig {
             mode: DeferralMode::default(),
             activation: Activation::default(),
             context_window: 200_000,
+            announcement_budget: None,
         }
     }
 }

@@ -44,6 +44,7 @@
 //! assert_eq!(pool.deferred_names(), ["mcp__slack__send_message"]);
 //! ```
 
+mod announce;
 mod config;
 mod discovery;
 mod error;

@@ -308,18 +308,48 @@ impl ToolPool {
         let names = self.deferred_names();
         let mut state = self.state();
         if state.announced.is_none() {
-            state.deltas.clear();
-            state.first_announcement =
-                (!names.is_empty()).then(|| announce(&names, self.shared.config.activation));
-            state.announced = Some(names.into_iter().collect());
+            let config = &self.shared.config;
+            state.first_announcement = (!names.is_empty()).then(|| {
+                crate::announce::announcement(
+                    &names,
+                    config.activation,
+                    config.announcement_bytes(),
+                    &state.notes,
+                )
+            });
+            let announced: std::collections::BTreeSet<String> = names.into_iter().collect();
+            state.deferred_now.clone_from(&announced);
+            state.announced = Some(announced);
         }
         state.first_announcement.clone()
     }
 
-    /// Messages describing deferred tools that came or went since the last announcement, oldest
-    /// first; taking them empties the queue.
+    /// Records what the MCP server `server` says it is for (the instructions it returned when it
+    /// connected): an announcement past its budget shows it, cut, on the server's line.
+    pub fn set_server_note(&self, server: &str, note: &str) {
+        self.state()
+            .notes
+            .insert(server.to_owned(), note.to_owned());
+    }
+
+    /// A message describing the deferred tools that came or went since the announcement or the
+    /// last delta taken (as of the last [`ToolPool::sync`]): at most one, naming the tools when
+    /// they fit the announcement's budget, else counting them per server. Empty before the
+    /// first announcement.
     pub fn take_deltas(&self) -> Vec<String> {
-        std::mem::take(&mut self.state().deltas)
+        let budget = self.shared.config.announcement_bytes();
+        let mut state = self.state();
+        let Some(announced) = &state.announced else {
+            return Vec::new();
+        };
+        let now = &state.deferred_now;
+        let added: Vec<&str> = now.difference(announced).map(String::as_str).collect();
+        let removed: Vec<&str> = announced.difference(now).map(String::as_str).collect();
+        let Some(text) = crate::announce::delta(&added, &removed, budget) else {
+            return Vec::new();
+        };
+        state.announced = Some(state.deferred_now.clone());
+        vec![text]
     }
 
     /// Marks tools as discovered (they become callable through `execute_tool`, or inline).
@@ -371,15 +401,4 @@ impl ToolPool {
         }
         fresh
     }
-}
-
-fn announce(names: &[String], activation: Activation) -> String {
-    let how = match activation {
-        Activation::Proxy => "find them with tool_search, then call them through execute_tool",
-        Activation::Inline => "find them with tool_search; once found they can be called directly",
-    };
-    format!(
-        "<available-deferred-tools>\nThese tools exist but are not loaded; {how}.\n{}\n</available-deferred-tools>",
-        names.join("\n")
-    )
 }

@@ -24,7 +24,10 @@ pub(crate) struct State {
     /// The deferred names announced so far (the first announcement plus every delta).
     pub(crate) announced: Option<BTreeSet<String>>,
     pub(crate) first_announcement: Option<String>,
-    pub(crate) deltas: Vec<String>,
+    /// The deferred names as of the last sync, which the next delta is taken against.
+    pub(crate) deferred_now: BTreeSet<String>,
+    /// What each MCP server says it is for (its instructions), by server name.
+    pub(crate) notes: BTreeMap<String, String>,
 }
 
 pub(crate) struct Shared {
@@ -50,7 +53,8 @@ impl Shared {
                 discovered: Discovered::new(),
                 announced: None,
                 first_announcement: None,
-                deltas: Vec::new(),
+                deferred_now: BTreeSet::new(),
+                notes: BTreeMap::new(),
             }),
         }
     }
@@ -196,24 +200,7 @@ impl Shared {
         for name in gone {
             state.discovered.remove(&name);
         }
-        if let Some(announced) = state.announced.clone() {
-            let added: Vec<&String> = deferred_now.difference(&announced).collect();
-            let removed: Vec<&String> = announced.difference(&deferred_now).collect();
-            if !added.is_empty() || !removed.is_empty() {
-                let mut text = String::from("<deferred-tools-delta>\n");
-                if !added.is_empty() {
-                    let list: Vec<&str> = added.iter().map(|s| s.as_str()).collect();
-                    text.push_str(&format!("Now available (deferred): {}\n", list.join(", ")));
-                }
-                if !removed.is_empty() {
-                    let list: Vec<&str> = removed.iter().map(|s| s.as_str()).collect();
-                    text.push_str(&format!("No longer available: {}\n", list.join(", ")));
-                }
-                text.push_str("</deferred-tools-delta>");
-                state.deltas.push(text);
-                state.announced = Some(deferred_now);
-            }
-        }
+        state.deferred_now = deferred_now;
     }
 }
 

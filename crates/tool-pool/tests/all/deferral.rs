@@ -166,3 +166,50 @@ fn tools_that_leave_are_forgotten() {
     fx.pool.remove_server("slack");
     assert!(!fx.pool.is_discovered("mcp__slack__send_message"));
 }
+
+/// Past its budget, the announcement is a line per server, whatever the number of tools, with
+/// the server's own note; a server of a thousand tools connecting later is one line of delta too.
+#[test]
+fn the_announcement_past_its_budget_is_a_line_per_server() {
+    let config = PoolConfig {
+        announcement_budget: Some(2_000),
+        ..PoolConfig::default()
+    };
+    let small = Fixture::new(config.clone());
+    let within = small.pool.announcement().unwrap();
+    assert!(within.contains("mcp__slack__send_message"), "{within}");
+
+    let fx = Fixture::new(config);
+    fx.pool.set_server_note(
+        "crm",
+        "Customer records: accounts, contacts and deals.\nUse search_accounts first.",
+    );
+    for i in 0..1_000 {
+        fx.pool
+            .add_mcp_tool(mcp(
+                "crm",
+                &format!("operation_{i:04}"),
+                "One operation.",
+                &[("id", "Id")],
+            ))
+            .unwrap();
+    }
+    let first = fx.pool.announcement().unwrap();
+    assert!(first.len() < 2_400, "{} bytes", first.len());
+    assert_snapshot!("announcement_past_budget", first);
+
+    for i in 0..1_000 {
+        fx.pool
+            .add_mcp_tool(mcp("erp", &format!("call_{i:04}"), "One call.", &[]))
+            .unwrap();
+    }
+    fx.pool.sync();
+    let deltas = fx.pool.take_deltas();
+    assert_eq!(
+        deltas,
+        [
+            "<deferred-tools-delta>\nNow available (deferred): mcp__erp (1000 tools)\n</deferred-tools-delta>"
+        ]
+    );
+    assert_eq!(fx.pool.announcement().unwrap(), first);
+}
