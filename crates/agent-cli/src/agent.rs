@@ -431,7 +431,7 @@ impl Agent {
     /// catches up with the registry, so that tools an MCP server brought a moment ago are
     /// announced in this request rather than whenever the background follower gets to them.
     fn pool_notes(&self) -> Vec<Block> {
-        self.runtime.pool.sync();
+        self.runtime.sync_pool();
         self.runtime
             .pool
             .take_deltas()

@@ -372,8 +372,19 @@ impl ToolRuntime {
             return std::collections::BTreeMap::new();
         };
         let (states, _) = manager.settled(timeout).await;
-        self.pool.sync();
+        self.sync_pool();
         states
+    }
+
+    /// Brings the pool in line with the registry, and with what the MCP servers said about
+    /// themselves (their instructions, which an announcement past its budget shows).
+    pub fn sync_pool(&self) {
+        if let Some(manager) = &self.mcp {
+            for (server, text) in manager.instructions() {
+                self.pool.set_server_note(&server, &text);
+            }
+        }
+        self.pool.sync();
     }
 
     /// The system prompt: who the agent is, the tools' own guidance, the deferred tools'

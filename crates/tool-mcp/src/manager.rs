@@ -146,6 +146,8 @@ struct Inner {
     states: watch::Sender<BTreeMap<String, ServerState>>,
     changes: broadcast::Sender<RegistryChange>,
     shutdown: CancellationToken,
+    /// The instructions each server returned at `initialize`, by its part of its tools' names.
+    instructions: Mutex<BTreeMap<String, String>>,
 }
 
 /// Connects to the servers of an [`McpConfig`] and keeps their tools in a [`ToolRegistry`].
@@ -183,6 +185,7 @@ impl McpManager {
             states,
             changes,
             shutdown: CancellationToken::new(),
+            instructions: Mutex::new(BTreeMap::new()),
         });
         let parts: BTreeMap<String, String> =
             server_parts(config.servers.keys()).into_iter().collect();
@@ -202,6 +205,16 @@ impl McpManager {
     /// A receiver that sees every state change.
     pub fn watch_states(&self) -> watch::Receiver<BTreeMap<String, ServerState>> {
         self.inner.states.subscribe()
+    }
+
+    /// What each connected server said about itself at `initialize` (its `instructions`), by
+    /// the server's part of its tools' names (`mcp__PART__tool`).
+    pub fn instructions(&self) -> BTreeMap<String, String> {
+        self.inner
+            .instructions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// A receiver of registry changes (tools added and removed per server).
@@ -509,6 +522,13 @@ async fn run_connection(
     // Reports from an earlier connection are about a server that is gone.
     while events.try_recv().is_ok() {}
     let peer = running.peer().clone();
+    if let Some(text) = peer.peer_info().and_then(|info| info.instructions.clone()) {
+        inner
+            .instructions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(slot.prefix.clone(), text);
+    }
     let count = inner.apply_tools(slot, tools);
     slot.link.set_peer(Some(peer.clone()));
     inner.set_state(&slot.name, ServerState::Connected { tools: count });

@@ -219,6 +219,11 @@ async fn list_changed_updates_the_registry_in_place() {
     );
     let states = settled(&manager).await;
     assert_eq!(connected(&states, "grow"), 1, "{states:?}");
+    assert_eq!(
+        manager.instructions().get("grow").map(String::as_str),
+        Some("Grows a tool on demand: call grow, then grown."),
+        "the instructions the server returned at initialize"
+    );
     let mut changes = manager.subscribe();
     let grew = call(&registry, "mcp__grow__grow", json!({})).await.unwrap();
     assert_eq!(grew.joined_text(), "grew");
