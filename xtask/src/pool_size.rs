@@ -1,5 +1,7 @@
 //! `cargo xtask pool-size`: the size of the request's tools array for the built-ins plus the
-//! tools of real MCP servers (their `tools/list` kept as fixtures), per deferral mode.
+//! tools of real MCP servers (their `tools/list` kept as fixtures), per deferral mode; and the
+//! size of the first request's system prompt and tools with one MCP server of 100 to 40,000
+//! tools (the benchmark sets' tools), as the agent builds them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -119,5 +121,90 @@ pub fn run() -> anyhow::Result<()> {
             CharEstimate::estimate(&openai),
         );
     }
+    first_request_table(&root)
+}
+
+/// The benchmark sets' tools as one MCP server's, `count` of them (the English sets' tools
+/// with JSON Schemas, repeated with a suffix past their number).
+fn catalogue(root: &Path, count: usize) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    let bench = root.join("../shared/bench");
+    let mut raw: Vec<Value> = Vec::new();
+    for set in ["metatool", "seal-tools", "toollens", "ultratool-en"] {
+        let path = bench.join(set).join("tools.jsonl");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            raw.push(serde_json::from_str(line)?);
+        }
+    }
+    anyhow::ensure!(!raw.is_empty(), "no tools under {}", bench.display());
+    let tools = (0..count)
+        .map(|i| {
+            let tool = &raw[i % raw.len()];
+            let name: String = tool["name"]
+                .as_str()
+                .unwrap_or("tool")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .take(40)
+                .collect();
+            let spec = ToolSpec::new(
+                format!("mcp__bench__{name}_{i}"),
+                tool["description"].as_str().unwrap_or_default(),
+                tool["input_schema"].clone(),
+            )
+            .with_origin(Origin::Mcp {
+                server: "bench".to_owned(),
+                tool: format!("{name}_{i}"),
+            })
+            .with_loading(Loading::Defer);
+            Arc::new(Listed(spec)) as Arc<dyn Tool>
+        })
+        .collect();
+    Ok(tools)
+}
+
+/// The first request's system prompt and tools array (Anthropic) with the default settings
+/// and one MCP server of each size.
+fn first_request_table(root: &Path) -> anyhow::Result<()> {
+    println!();
+    println!("| MCP tools | system prompt | tools array | first request (both) | est. tokens |");
+    println!("| --- | --- | --- | --- | --- |");
+    for count in [100, 1_000, 4_000, 40_000] {
+        let dir = tempfile_dir()?;
+        let runtime = agent_cli::runtime::ToolRuntime::build(
+            &dir,
+            "size",
+            dir.join("session"),
+            &agent_cli::settings::Settings::default(),
+            &agent_cli::runtime::ToolOptions::default(),
+            Arc::new(agent_cli::frontend::Headless),
+        )?;
+        let mut registered = 0;
+        for tool in catalogue(root, count)? {
+            // A few of the sets' schemas are not valid JSON Schema; an MCP server's would be
+            // refused the same way.
+            registered += usize::from(runtime.registry.register(tool).is_ok());
+        }
+        runtime.sync_pool();
+        let system = runtime.system_prompt();
+        let tools =
+            agent_cli::provider::anthropic::render_tools(&runtime.pool.request_tools()).to_string();
+        let both = system.len() + tools.len();
+        println!(
+            "| {registered} | {} | {} | {both} | {} |",
+            system.len(),
+            tools.len(),
+            CharEstimate::estimate(&format!("{system}{tools}")),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(())
+}
+
+/// A fresh folder under the temporary directory for one runtime.
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("pool-size-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
 }
