@@ -1,5 +1,5 @@
 //! The deferred tools' search index: lexical, or with the `embeddings` feature, hybrid once the
-//! pool's owner hands it a dense side ([`crate::ToolPool::set_dense_index`]).
+//! pool's owner hands it a dense side (`ToolPool::set_dense_index`).
 
 #[cfg(feature = "embeddings")]
 use tool_search::{DenseIndex, EmbeddingError, HybridIndex};
@@ -45,7 +45,7 @@ impl ToolIndex {
     }
 
     /// `tool_search`'s search: both sides when there is a dense one (query syntax stays
-    /// lexical there too, see [`HybridIndex`]).
+    /// lexical there too, see `tool_search::HybridIndex`).
     pub(crate) fn search(&self, query: &str, limit: usize) -> Result<SearchResults, SearchError> {
         match self {
             Self::Lexical(index) => index.search(query, limit),

@@ -5,7 +5,7 @@
 //! (minutes on two cores) for the hundred lines this one needs.
 
 use candle_core::{D, DType, Device, Module, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
 
 /// What the network reads of `config.json`.
@@ -88,14 +88,49 @@ impl NetworkConfig {
     }
 }
 
+/// A linear layer whose weight is kept transposed, `[in, out]` and contiguous, so that the
+/// matrix product reads it in place.
+///
+/// candle's `Linear` keeps the checkpoint's `[out, in]` weight and multiplies by its transpose,
+/// a strided view that gemm copies into its own layout on every call: for a query of a few
+/// tokens that copy of the whole weight cost more than the product itself.
+struct Dense {
+    /// `[in, out]`.
+    weight: Tensor,
+    /// `[out]`.
+    bias: Tensor,
+}
+
+impl Dense {
+    /// The layer `inputs → outputs` from the checkpoint's `weight` (`[out, in]`) and `bias`.
+    fn load(inputs: usize, outputs: usize, vb: VarBuilder<'_>) -> candle_core::Result<Self> {
+        let weight = vb.get((outputs, inputs), "weight")?.t()?.contiguous()?;
+        let bias = vb.get(outputs, "bias")?;
+        Ok(Self { weight, bias })
+    }
+
+    /// `x · W + b` over the last dimension of `x`.
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let mut dims = x.dims().to_vec();
+        let inputs = dims.pop().unwrap_or(1);
+        let rows = dims.iter().product::<usize>();
+        let y = x
+            .reshape((rows, inputs))?
+            .matmul(&self.weight)?
+            .broadcast_add(&self.bias)?;
+        dims.push(self.weight.dim(1)?);
+        y.reshape(dims)
+    }
+}
+
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attention_out: Linear,
+    query: Dense,
+    key: Dense,
+    value: Dense,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
 }
 
@@ -147,17 +182,17 @@ impl Network {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
                 Ok(Layer {
-                    query: candle_nn::linear(h, h, a.pp("self.query"))?,
-                    key: candle_nn::linear(h, h, a.pp("self.key"))?,
-                    value: candle_nn::linear(h, h, a.pp("self.value"))?,
-                    attention_out: candle_nn::linear(h, h, a.pp("output.dense"))?,
+                    query: Dense::load(h, h, a.pp("self.query"))?,
+                    key: Dense::load(h, h, a.pp("self.key"))?,
+                    value: Dense::load(h, h, a.pp("self.value"))?,
+                    attention_out: Dense::load(h, h, a.pp("output.dense"))?,
                     attention_norm: candle_nn::layer_norm(h, eps, a.pp("output.LayerNorm"))?,
-                    intermediate: candle_nn::linear(
+                    intermediate: Dense::load(
                         h,
                         config.intermediate_size,
                         l.pp("intermediate.dense"),
                     )?,
-                    output: candle_nn::linear(config.intermediate_size, h, l.pp("output.dense"))?,
+                    output: Dense::load(config.intermediate_size, h, l.pp("output.dense"))?,
                     output_norm: candle_nn::layer_norm(h, eps, l.pp("output.LayerNorm"))?,
                 })
             })
