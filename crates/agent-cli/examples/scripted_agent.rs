@@ -13,20 +13,17 @@ use tool_core::CancellationToken;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let project = tempfile::tempdir()?;
-    std::fs::write(
-        project.path().join("notes.md"),
-        "The release is on Friday.\n",
-    )?;
+    std::fs::write(project.path().join("notes.md"), "Friday.\n")?;
     let transcript = Transcript::create(&project.path().join(".sessions"), project.path())?;
     let front_end = Arc::new(|event: AgentEvent| {
         if let AgentEvent::ToolResult { name, result } = event {
             println!("{name} → {}", result.text());
         }
     });
-    let options = ToolOptions::default();
-    let dir = project.path().join(".sessions").join(transcript.id());
     let (cwd, id) = (project.path(), transcript.id().to_owned());
-    let runtime = ToolRuntime::build(cwd, &id, dir, &Settings::default(), &options, front_end)?;
+    let dir = cwd.join(".sessions").join(&id);
+    let (settings, options) = (Settings::default(), ToolOptions::default());
+    let runtime = ToolRuntime::build(cwd, &id, dir, &settings, &options, front_end)?;
     let model = Scripted::new([
         Response::tool_call("call_1", "read_file", json!({"path": "notes.md"})),
         Response::text("The release is on Friday."),
