@@ -20,7 +20,12 @@ use crate::error::McpError;
 pub(crate) struct ToolServer {
     executor: Arc<Executor>,
     name: String,
+    listing: Option<Listing>,
 }
+
+/// Which tools a server lists, asked at each `tools/list` (every tool stays callable): a tool
+/// pool's request tools, say, so that a client sees the few tools an agent would.
+pub type Listing = Arc<dyn Fn() -> Vec<Arc<dyn Tool>> + Send + Sync>;
 
 impl std::fmt::Debug for ToolServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -36,7 +41,14 @@ impl ToolServer {
         Self {
             executor,
             name: name.into(),
+            listing: None,
         }
+    }
+
+    /// Lists what `listing` returns instead of the whole registry.
+    pub(crate) fn listing_from(mut self, listing: Listing) -> Self {
+        self.listing = Some(listing);
+        self
     }
 
     /// The `tools/list` entry for one tool (keys in a fixed order).
@@ -96,10 +108,11 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools: Vec<Value> = self
-            .executor
-            .registry()
-            .tools()
+        let tools = match &self.listing {
+            Some(listing) => listing(),
+            None => self.executor.registry().tools(),
+        };
+        let tools: Vec<Value> = tools
             .iter()
             .filter(|t| t.is_enabled())
             .map(|t| Self::listing(t.as_ref()))
@@ -162,7 +175,21 @@ impl ServerHandler for ToolServer {
 /// Serves the executor's tools over MCP on this process's stdin and stdout until the client
 /// disconnects. `agent-cli mcp serve` and the `serve_demo` example call this.
 pub async fn serve_stdio(executor: Arc<Executor>, name: &str) -> Result<(), McpError> {
-    let server = ToolServer::new(executor, name)
+    serve(ToolServer::new(executor, name)).await
+}
+
+/// [`serve_stdio`], listing only what `listing` returns (every tool of the registry stays
+/// callable, and each call still goes through the executor).
+pub async fn serve_stdio_listing(
+    executor: Arc<Executor>,
+    name: &str,
+    listing: Listing,
+) -> Result<(), McpError> {
+    serve(ToolServer::new(executor, name).listing_from(listing)).await
+}
+
+async fn serve(handler: ToolServer) -> Result<(), McpError> {
+    let server = handler
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|err| McpError::Serve(err.to_string()))?;

@@ -197,8 +197,9 @@ pub(crate) enum McpCommand {
         #[arg(long, default_value_t = 30)]
         timeout: u64,
     },
-    /// Serve the built-in tools and tool_search (and through it the deferred tools) over MCP on
-    /// stdio, with this project's permission rules applied (calls that would need approval are denied).
+    /// Serve the core tools, tool_search and execute_tool over MCP on stdio; every other tool
+    /// (the MCP servers' too) is found with tool_search (`--defer-tools false` lists them all).
+    /// This project's permission rules apply (calls that would need approval are denied).
     Serve {
         #[command(flatten)]
         tools: ToolArgs,

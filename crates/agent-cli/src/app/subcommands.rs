@@ -220,10 +220,19 @@ pub(crate) async fn mcp_command(
     let ctx = Context::load(trust_project)?;
     match command {
         McpCommand::List { timeout } => mcp_list(&ctx, timeout).await,
-        McpCommand::Serve { tools } => {
+        McpCommand::Serve { mut tools } => {
+            // What a client sees is small and fixed: the core tools, tool_search and
+            // execute_tool; every other tool is found with tool_search.
+            tools.defer_tools.get_or_insert_with(|| "true".to_owned());
             let runtime = ctx.runtime(&tools, Arc::new(Headless))?;
             runtime.settle_mcp().await;
-            tool_mcp::serve_stdio(Arc::new(runtime.executor.clone()), "agent-cli").await?;
+            let pool = runtime.pool.clone();
+            let listing: tool_mcp::Listing = Arc::new(move || {
+                pool.sync();
+                pool.request_tools().tools
+            });
+            let executor = Arc::new(runtime.executor.clone());
+            tool_mcp::serve_stdio_listing(executor, "agent-cli", listing).await?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -255,6 +255,9 @@ async fn the_python_sdk_client_uses_agent_cli_mcp_serve() {
     for expected in ["read_file", "edit_file", "grep", "shell", "tool_search"] {
         assert!(tools.contains(&expected), "{tools:?}");
     }
+    // Deferred tools are not listed: the client finds them with tool_search.
+    assert!(tools.contains(&"execute_tool"), "{tools:?}");
+    assert!(!tools.contains(&"enter_plan_mode"), "{tools:?}");
     assert_eq!(seen["read_file"]["is_error"], false);
     assert!(
         seen["read_file"]["text"]
