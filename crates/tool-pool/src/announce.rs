@@ -26,6 +26,19 @@ fn counts<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeMap<&'a str, usi
     counts
 }
 
+/// What a search that found nothing can still say: each group of deferred tools with its count,
+/// so the model can list one server's tools with `mcp__SERVER`. `None` when nothing is deferred.
+pub(crate) fn groups_line(names: &[String]) -> Option<String> {
+    let counts = counts(names.iter().map(String::as_str));
+    (!counts.is_empty()).then(|| {
+        let groups: Vec<String> = counts
+            .iter()
+            .map(|(group, count)| format!("{group} ({count})"))
+            .collect();
+        format!("The deferred tools, by server: {}.", groups.join(", "))
+    })
+}
+
 /// `text` cut to [`NOTE_CHARS`] characters on one line.
 fn one_line(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -154,9 +154,14 @@ impl Tool for ToolSearchTool {
             .filter(|n| deferred.contains(n))
             .collect();
         if names.is_empty() {
-            return Ok(with_related(format!(
+            let mut text = format!(
                 "No deferred tools matched \"{query}\". Try other words for the capability, +word to require a word, or mcp__SERVER to list a server's tools."
-            )));
+            );
+            if let Some(groups) = crate::announce::groups_line(&deferred) {
+                text.push('\n');
+                text.push_str(&groups);
+            }
+            return Ok(with_related(text));
         }
         if discover_only {
             return Ok(with_related(format!(
