@@ -30,7 +30,7 @@ pub struct McpOptions {
     /// How long a suspect server has to answer a ping before it is marked down.
     pub ping_timeout: Duration,
     /// The first delay before reconnecting a server that went down; doubled after each failed
-    /// attempt, up to `max_backoff`.
+    /// attempt, up to `max_backoff`, each with a random jitter of up to as much again.
     pub initial_backoff: Duration,
     /// The longest delay between reconnection attempts.
     pub max_backoff: Duration,
@@ -477,12 +477,13 @@ async fn supervise(inner: Arc<Inner>, slot: Arc<Slot>) {
 }
 
 /// The delays between reconnection attempts: `initial_backoff`, doubled after each failed
-/// attempt up to `max_backoff`, without jitter and without end.
+/// attempt up to `max_backoff`, each plus a random jitter of up to as much again, without end.
 fn reconnect_delays(options: &McpOptions) -> backon::ExponentialBackoff {
     ExponentialBuilder::new()
         .with_min_delay(options.initial_backoff)
         .with_max_delay(options.max_backoff)
         .with_factor(2.0)
+        .with_jitter()
         .without_max_times()
         .build()
 }

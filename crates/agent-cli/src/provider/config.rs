@@ -201,20 +201,20 @@ pub(crate) struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The delay before retry number `retry` (1 for the first): deterministic exponential
-    /// backoff without jitter, so tests and users see the same spacing every time.
+    /// The delay before retry number `retry` (1 for the first): the base delay doubled for each
+    /// retry before, plus a random jitter of up to as much again (so that many clients refused
+    /// together do not come back together), capped at the longest delay.
     pub(crate) fn delay(&self, retry: u32) -> Duration {
         let delays = ExponentialBuilder::new()
             .with_min_delay(self.base_delay)
             .with_max_delay(self.max_delay)
             .with_factor(2.0)
+            .with_jitter()
             .without_max_times()
             .build();
         let skipped = usize::try_from(retry.saturating_sub(1)).unwrap_or(usize::MAX);
         let delay = delays.into_iter().nth(skipped).unwrap_or(self.max_delay);
-        // backon multiplies in `f32` seconds, a few nanoseconds off; the delays are whole
-        // milliseconds (as the `Retrying` event reports them), so rounding gives the exact
-        // doubling back.
+        // The delays are whole milliseconds, as the `Retrying` event reports them.
         let millis = (delay.as_secs_f64() * 1000.0).round() as u64;
         Duration::from_millis(millis).min(self.max_delay)
     }
@@ -304,14 +304,24 @@ mod tests {
     }
 
     #[test]
-    fn backoff_doubles_and_is_capped() {
+    fn backoff_doubles_with_jitter_and_is_capped() {
         let policy = RetryPolicy {
             max_retries: 10,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(1000),
         };
-        let delays: Vec<u128> = (1..=6).map(|r| policy.delay(r).as_millis()).collect();
-        assert_eq!(delays, vec![100, 200, 400, 800, 1000, 1000]);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..20 {
+            let delays: Vec<u128> = (1..=6).map(|r| policy.delay(r).as_millis()).collect();
+            for (delay, doubled) in delays.iter().zip([100, 200, 400, 800, 1000, 1000]) {
+                assert!(
+                    (doubled..=(2 * doubled).min(1000)).contains(delay),
+                    "{delays:?}"
+                );
+            }
+            seen.insert(delays[2]);
+        }
+        assert!(seen.len() > 1, "the jitter varies the delays: {seen:?}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! stream of [`StreamEvent`]s that ends with [`StreamEvent::Finished`]. Each provider owns its
 //! wire format both ways: it renders the request (tools, messages, tool results) and reads its
 //! event stream into typed events, parsing each tool call's input once. Transient failures (429,
-//! 529, 5xx, overload, broken connections) are retried inside the stream with doubling delays,
+//! 529, 5xx, overload, broken connections) are retried inside the stream with doubling, jittered delays,
 //! each announced by [`StreamEvent::Retrying`]; anything else ends the stream with a
 //! [`ProviderError`] with a message for the user.
 //!
