@@ -199,10 +199,43 @@ pub fn print_event(event: &ExecutionEvent) {
 
 /// Prints a finished call for the user: edits show their diff, errors their message, anything
 /// else a one-line summary.
+/// The most lines of a failed call's reason shown, and the most characters of each.
+const FAILURE_LINES: usize = 4;
+const FAILURE_LINE_CHARS: usize = 160;
+
+/// A failed call as a person reads it: the reason's first lines (a schema error's fields and
+/// what they should be), each cut to a line of the terminal, and how much more there was.
+fn failure_lines(name: &str, text: &str) -> Vec<String> {
+    let reason: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut lines = Vec::new();
+    for (i, line) in reason.iter().take(FAILURE_LINES).enumerate() {
+        let (cut, more) = tool_core::head_chars(line.trim_end(), FAILURE_LINE_CHARS);
+        let cut = if more > 0 {
+            format!("{cut}…")
+        } else {
+            cut.to_owned()
+        };
+        lines.push(if i == 0 {
+            format!("  ⎿ {name} failed: {cut}")
+        } else {
+            format!("    {cut}")
+        });
+    }
+    if lines.is_empty() {
+        lines.push(format!("  ⎿ {name} failed"));
+    }
+    if reason.len() > FAILURE_LINES {
+        lines.push(format!("    … {} more lines", reason.len() - FAILURE_LINES));
+    }
+    lines
+}
+
 pub(crate) fn print_result(name: &str, result: &tool_core::ToolResult) {
     let text = result.text();
     if result.is_error {
-        eprintln!("  ⎿ {name} failed: {}", text.lines().next().unwrap_or(""));
+        for line in failure_lines(name, &text) {
+            eprintln!("{line}");
+        }
     } else if name == "edit_file" || name == "write_file" {
         let colour_on = colour();
         for line in text.lines() {
@@ -295,5 +328,27 @@ pub async fn report_mcp_states(
             }
         }
         seen = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_call_shows_its_reason_not_just_its_first_line() {
+        let schema = "the input to read_file does not match its schema:\n- at `/path`: 42 is not of type \"string\"\n- at the input: \"limit\" is a required property\nFix these and call the tool again";
+        insta::assert_snapshot!(failure_lines("read_file", schema).join("\n"), @r#"
+          ⎿ read_file failed: the input to read_file does not match its schema:
+            - at `/path`: 42 is not of type "string"
+            - at the input: "limit" is a required property
+            Fix these and call the tool again
+        "#);
+        let long = format!("{}\n\nb\nc\nd\ne", "a".repeat(300));
+        let lines = failure_lines("shell", &long);
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert!(lines[0].ends_with('…'));
+        assert_eq!(lines[4], "    … 1 more lines");
+        assert_eq!(failure_lines("grep", ""), ["  ⎿ grep failed"]);
     }
 }
