@@ -1,6 +1,5 @@
 //! The `agent` tool through a session's executor, against a provider that answers from a list.
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -10,42 +9,14 @@ use tool_core::{CancellationToken, ToolCall};
 use super::{AGENT_TOOL, AgentTypes, install, transcript_dir};
 use crate::conversation::{Block, StopReason, Usage};
 use crate::frontend::Headless;
-use crate::provider::{EventStream, ModelRequest, Provider, Response};
+use crate::provider::{EventStream, ModelRequest, Provider, Response, Scripted};
 use crate::runtime::{ToolOptions, ToolRuntime};
 use crate::settings::Settings;
 use crate::usage::Meter;
 
-/// Answers each request with the next response of its list, and keeps the requests.
-#[derive(Default)]
-struct Canned {
-    answers: Mutex<VecDeque<Response>>,
-    requests: Mutex<Vec<ModelRequest>>,
-}
-
-impl Canned {
-    fn new(answers: Vec<Response>) -> Arc<Self> {
-        Arc::new(Self {
-            answers: Mutex::new(answers.into()),
-            requests: Mutex::default(),
-        })
-    }
-}
-
-impl Provider for Canned {
-    fn stream<'a>(
-        &'a self,
-        request: &'a ModelRequest,
-        _cancel: &'a CancellationToken,
-    ) -> EventStream<'a> {
-        self.requests.lock().unwrap().push(request.clone());
-        let response = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| reply(vec![text("the list ran out")], 0, 0));
-        response.into_events()
-    }
+/// A provider answering from a list, kept to read its requests back.
+fn canned(answers: Vec<Response>) -> Arc<Scripted> {
+    Arc::new(Scripted::new(answers))
 }
 
 fn text(text: &str) -> Block {
@@ -92,7 +63,7 @@ async fn a_sub_agent_answers_reports_its_usage_and_keeps_its_transcript() {
     let session_dir = tempfile::tempdir().unwrap();
     std::fs::write(project.path().join("a.txt"), "alpha\n").unwrap();
     let runtime = runtime(project.path(), session_dir.path());
-    let provider = Canned::new(vec![
+    let provider = canned(vec![
         reply(
             vec![tool_use("g1", "grep", json!({"pattern": "alpha"}))],
             10,
@@ -124,7 +95,7 @@ async fn a_sub_agent_answers_reports_its_usage_and_keeps_its_transcript() {
     assert_eq!(result.text(), "alpha is in a.txt");
     let usage = meter.total().usage;
     assert_eq!((usage.input_tokens, usage.output_tokens), (30, 7));
-    let requests = provider.requests.lock().unwrap();
+    let requests = provider.requests();
     assert_eq!(requests[0].model, "main-model");
     assert_eq!(
         requests[0].tools.names(),
@@ -165,7 +136,7 @@ async fn only_a_type_whose_tools_all_read_runs_beside_other_calls() {
     install(
         &runtime,
         types,
-        Canned::new(Vec::new()),
+        canned(Vec::new()),
         "m".into(),
         Meter::default(),
     )
@@ -210,7 +181,7 @@ async fn a_type_with_every_tool_gets_none_that_acts_for_the_session() {
         )))
         .unwrap();
     let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
-    let provider = Canned::new(vec![reply(vec![text("done")], 1, 1)]);
+    let provider = canned(vec![reply(vec![text("done")], 1, 1)]);
     install(
         &runtime,
         types,
@@ -232,7 +203,7 @@ async fn a_type_with_every_tool_gets_none_that_acts_for_the_session() {
         .await;
 
     assert!(!result.is_error, "{result:?}");
-    let requests = provider.requests.lock().unwrap();
+    let requests = provider.requests();
     let offered = requests[0].tools.names();
     for never in super::kinds::NEVER_OFFERED {
         assert!(
