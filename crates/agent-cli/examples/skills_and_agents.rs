@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
     runtime.registry.unregister(SKILL_TOOL);
     runtime
         .registry
-        .register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;
+        .register(SkillTool::new(Arc::clone(&skills)))?;
 
     // Sub-agents: the `agent` tool, with `explore` and the project's `.claude/agents` types.
     let (provider, model) = provider_and_model()?;

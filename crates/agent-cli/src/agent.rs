@@ -294,7 +294,7 @@ impl Agent {
                 rules
                     .deny
                     .iter()
-                    .any(|rule| rule.matches(entry.tool().as_ref(), &input, &cwd))
+                    .any(|rule| rule.matches(entry.tool(), &input, &cwd))
             })
         };
         let (blocks, notes) = crate::attachments::attach(prompt, &cwd, &denied);

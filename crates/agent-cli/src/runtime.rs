@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tool_builtins::{Builtins, ReadDenies, SandboxMode, ShellConfig};
 use tool_core::{
-    CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook, PreToolHook,
-    Session, Tool, ToolRegistry,
+    AnyTool, CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook,
+    PreToolHook, Session, ToolRegistry,
 };
 use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
@@ -96,14 +96,14 @@ impl Inheritance {
     /// rules, and reports to and asks through `front_end` instead of the parent's.
     pub fn restricted(
         &self,
-        offered: Vec<Arc<dyn Tool>>,
-        refused: Vec<Arc<dyn Tool>>,
+        offered: Vec<AnyTool>,
+        refused: Vec<AnyTool>,
         front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<ToolRuntime> {
         let visible = Arc::new(ToolRegistry::new());
         let callable = Arc::new(ToolRegistry::new());
         for tool in offered {
-            visible.register(Arc::clone(&tool))?;
+            visible.register(tool.clone())?;
             callable.register(tool)?;
         }
         for tool in refused {
@@ -428,7 +428,7 @@ fn register_skills(
     let trusted = options.trusted_skills.clone();
     let skills = Arc::new(crate::skills::session(set, trusted, permissions));
     if !skills.set().is_empty() {
-        registry.register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;
+        registry.register(SkillTool::new(Arc::clone(&skills)))?;
     }
     Ok(skills)
 }

@@ -144,7 +144,8 @@ async fn only_a_type_whose_tools_all_read_runs_beside_other_calls() {
     let entry = runtime.registry.get(AGENT_TOOL).unwrap();
     let tool = entry.tool();
     let safe = |kind: &str| {
-        tool.is_concurrency_safe(&json!({"description": "d", "prompt": "p", "subagent_type": kind}))
+        let input = json!({"description": "d", "prompt": "p", "subagent_type": kind});
+        tool.info(&input).unwrap().is_concurrency_safe()
     };
     assert!(safe("explore"));
     assert!(safe("reader"));

@@ -46,7 +46,7 @@ fn tools() -> RequestTools {
     });
     let spec = tool_core::ToolSpec::new("read_file", "Reads a file.", schema);
     RequestTools {
-        tools: vec![Arc::new(Declared(spec))],
+        tools: vec![tool_core::AnyTool::new(Declared(spec))],
         stable_len: 1,
     }
 }
@@ -783,8 +783,10 @@ struct Declared(tool_core::ToolSpec);
 
 #[async_trait::async_trait]
 impl tool_core::Tool for Declared {
-    fn spec(&self) -> &tool_core::ToolSpec {
-        &self.0
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> tool_core::ToolSpec {
+        self.0.clone()
     }
 
     async fn call(
@@ -796,13 +798,13 @@ impl tool_core::Tool for Declared {
     }
 }
 
-fn declared(name: &str, description: &str) -> Arc<dyn tool_core::Tool> {
+fn declared(name: &str, description: &str) -> tool_core::AnyTool {
     let schema = json!({
         "type": "object",
         "properties": {"path": {"type": "string", "description": "The file path"}},
         "required": ["path"],
     });
-    Arc::new(Declared(tool_core::ToolSpec::new(
+    tool_core::AnyTool::new(Declared(tool_core::ToolSpec::new(
         name,
         description,
         schema,
@@ -832,7 +834,7 @@ fn default_pool() -> tool_pool::ToolPool {
         server: "slack".into(),
         tool: "send_message".into(),
     });
-    assert!(pool.add_mcp_tool(Arc::new(Declared(spec))).unwrap());
+    assert!(pool.add_mcp_tool(Declared(spec)).unwrap());
     pool
 }
 
