@@ -159,7 +159,7 @@ fn printer() -> Arc<dyn FrontEnd> {
 struct Scripted;
 
 impl Scripted {
-    fn answer(request: &ModelRequest) -> Vec<Block> {
+    fn answer(request: &ModelRequest<'_>) -> Vec<Block> {
         let text = |text: &str| Block::Text { text: text.into() };
         let call = |id: &str, name: &str, input| {
             Block::ToolUse(tool_core::ToolCall {
@@ -198,7 +198,7 @@ impl Scripted {
 impl Provider for Scripted {
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'_>,
         _cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         let content = Self::answer(request);

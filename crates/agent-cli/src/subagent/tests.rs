@@ -223,7 +223,7 @@ struct FailsSecond {
 impl Provider for FailsSecond {
     fn stream<'a>(
         &'a self,
-        _request: &'a ModelRequest,
+        _request: &'a ModelRequest<'_>,
         _cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         let mut requests = self.requests.lock().unwrap();

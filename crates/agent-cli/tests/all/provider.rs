@@ -51,27 +51,27 @@ fn tools() -> RequestTools {
     }
 }
 
-fn request(messages: Vec<Message>) -> ModelRequest {
+fn request(messages: Vec<Message>) -> ModelRequest<'static> {
     ModelRequest {
         model: "test-model".to_owned(),
         system: vec![
             "You are a coding agent.".to_owned(),
             "The working directory is /repo.".to_owned(),
         ],
-        messages,
+        messages: messages.into(),
         tools: tools(),
         max_tokens: 1024,
         thinking: agent_cli::provider::Thinking::Off,
     }
 }
 
-fn ask() -> ModelRequest {
+fn ask() -> ModelRequest<'static> {
     request(vec![Message::user_text("What is in src/lib.rs?")])
 }
 
 async fn run(
     provider: &Arc<dyn Provider>,
-    request: &ModelRequest,
+    request: &ModelRequest<'_>,
 ) -> (Result<Response, ProviderError>, Vec<StreamEvent>) {
     collect(provider.stream(request, &CancellationToken::new())).await
 }
@@ -251,8 +251,8 @@ async fn anthropic_thinking_streams_and_goes_back_with_its_signature() {
             },
         ]
     );
-    req.messages.push(response.message);
-    req.messages.push(Message {
+    req.messages.to_mut().push(response.message);
+    req.messages.to_mut().push(Message {
         role: Role::User,
         content: vec![Block::ToolResult(text_result("toolu_1", "//! The crate."))],
     });
@@ -298,8 +298,8 @@ async fn openai_reasoning_streams_but_is_not_sent_back() {
             },
         ]
     );
-    req.messages.push(response.message);
-    req.messages.push(Message::user_text("And?"));
+    req.messages.to_mut().push(response.message);
+    req.messages.to_mut().push(Message::user_text("And?"));
     run(&provider, &req).await.0.unwrap();
     assert_eq!(
         server.bodies()[1]["messages"][2],

@@ -188,7 +188,7 @@ fn object_or_empty<S: Serializer>(input: &&Value, serializer: S) -> Result<S::Ok
 }
 
 /// The body of a streaming request for `request`, sent to `model`.
-pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> RequestBody<'a> {
+pub(crate) fn request_body<'a>(request: &'a ModelRequest<'_>, model: &'a str) -> RequestBody<'a> {
     let system = request
         .system
         .iter()
@@ -445,11 +445,13 @@ mod tests {
     use serde_json::json;
     use tool_core::{Content, ToolCall, ToolResult};
 
+    use std::borrow::Cow;
+
     use super::*;
 
     /// A conversation with every kind of block, a tool result with an image, an error result and
     /// input that did not parse.
-    fn request() -> ModelRequest {
+    fn request() -> ModelRequest<'static> {
         let result = ToolResult {
             content: vec![
                 Content::text("seen"),
@@ -467,7 +469,7 @@ mod tests {
         ModelRequest {
             model: "claude".into(),
             system: vec!["stable".into(), "volatile".into()],
-            messages: vec![
+            messages: Cow::Owned(vec![
                 Message::user_text("hello"),
                 Message {
                     role: Role::Assistant,
@@ -496,7 +498,7 @@ mod tests {
                         },
                     ],
                 },
-            ],
+            ]),
             tools: RequestTools::default(),
             max_tokens: 100,
             thinking: Thinking::Budget(2_048),

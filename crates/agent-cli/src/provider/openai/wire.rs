@@ -145,7 +145,7 @@ struct FunctionDeclaration<'a> {
 
 /// The body of a streaming request for `request`, sent to `model`.
 pub(crate) fn request_body<'a>(
-    request: &'a ModelRequest,
+    request: &'a ModelRequest<'_>,
     model: &'a str,
     token_limit: TokenLimitField,
 ) -> RequestBody<'a> {
@@ -157,7 +157,7 @@ pub(crate) fn request_body<'a>(
             Some(WireContent::Text(Cow::Owned(system))),
         ));
     }
-    for message in &request.messages {
+    for message in request.messages.iter() {
         render_message(message, &mut messages);
     }
     let limit = Some(request.max_tokens);
@@ -407,6 +407,8 @@ pub(crate) struct PromptTokensDetails {
 mod tests {
     use serde_json::json;
 
+    use std::borrow::Cow;
+
     use super::*;
 
     #[test]
@@ -448,7 +450,7 @@ mod tests {
         let request = ModelRequest {
             model: String::new(),
             system: vec!["one".into(), "two".into()],
-            messages: vec![
+            messages: Cow::Owned(vec![
                 Message::user_text("hello"),
                 Message {
                     role: Role::Assistant,
@@ -474,7 +476,7 @@ mod tests {
                         },
                     ],
                 },
-            ],
+            ]),
             tools: RequestTools::default(),
             max_tokens: 100,
             thinking: crate::provider::Thinking::Off,
