@@ -39,4 +39,4 @@ mod server;
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use manager::{McpManager, McpOptions, RegistryChange, ServerState};
-pub use server::{Listing, serve_stdio, serve_stdio_listing};
+pub use server::{Listing, McpServe, serve_stdio};

@@ -2,13 +2,15 @@
 
 use std::sync::Arc;
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use tool_core::{AnyTool, Content, ExecutionEvent, Executor, ToolCall, ToolResult};
 
 use crate::error::McpError;
@@ -21,6 +23,7 @@ pub(crate) struct ToolServer {
     executor: Arc<Executor>,
     name: String,
     listing: Option<Listing>,
+    changes: Option<watch::Receiver<()>>,
 }
 
 /// Which tools a server lists, asked at each `tools/list` (every tool stays callable): a tool
@@ -42,13 +45,21 @@ impl ToolServer {
             executor,
             name: name.into(),
             listing: None,
+            changes: None,
         }
     }
 
-    /// Lists what `listing` returns instead of the whole registry.
-    pub(crate) fn listing_from(mut self, listing: Listing) -> Self {
-        self.listing = Some(listing);
-        self
+    /// What `tools/list` answers now: each enabled tool's entry.
+    fn entries(&self) -> Vec<Value> {
+        let tools = match &self.listing {
+            Some(listing) => listing(),
+            None => self.executor.registry().tools(),
+        };
+        tools
+            .iter()
+            .filter(|t| t.is_enabled())
+            .map(Self::listing)
+            .collect()
     }
 
     /// The `tools/list` entry for one tool (keys in a fixed order).
@@ -99,7 +110,13 @@ fn internal(err: impl std::fmt::Display) -> ErrorData {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let tools = ServerCapabilities::builder().enable_tools();
+        let capabilities = if self.changes.is_some() {
+            tools.enable_tool_list_changed().build()
+        } else {
+            tools.build()
+        };
+        let mut info = ServerConfig::new(capabilities);
         info.server_info.name = self.name.clone();
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
         info
@@ -110,17 +127,71 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = match &self.listing {
-            Some(listing) => listing(),
-            None => self.executor.registry().tools(),
-        };
-        let tools: Vec<Value> = tools
-            .iter()
-            .filter(|t| t.is_enabled())
-            .map(Self::listing)
-            .collect();
-        serde_json::from_value(json!({ "tools": tools, "resultType": "complete" }))
+        serde_json::from_value(json!({ "tools": self.entries(), "resultType": "complete" }))
             .map_err(internal)
+    }
+
+    /// With changes to announce, watches them for this client: each time what `tools/list` would
+    /// answer differs from what it answered last, the client gets `notifications/tools/list_changed`.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Some(mut changes) = self.changes.clone() else {
+            return;
+        };
+        let server = self.clone();
+        let peer = context.peer;
+        let mut seen = server.entries();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                let now = server.entries();
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                // A client that left needs no notification, and nothing more will reach it.
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// A client on protocol 2026-07-28 asks for changes with `subscriptions/listen`; with changes
+    /// to announce, it gets what it asked of `tools/list_changed` (the SDK keeps the rest out).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.changes.as_ref().map(|_| requested.clone())
+    }
+
+    /// One `subscriptions/listen` stream: `notifications/tools/list_changed` each time what
+    /// `tools/list` would answer has changed, until the client cancels it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let Some(mut changes) = self.changes.clone() else {
+            context.cancelled().await;
+            return Ok(());
+        };
+        let mut seen = self.entries();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        // Nothing will change any more: keep the stream open until the client
+                        // ends it.
+                        context.cancelled().await;
+                        return Ok(());
+                    }
+                    let now = self.entries();
+                    if now != seen {
+                        seen = now;
+                        if context.sink().notify_tool_list_changed().await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     async fn call_tool(
@@ -180,14 +251,42 @@ pub async fn serve_stdio(executor: Arc<Executor>, name: &str) -> Result<(), McpE
     serve(ToolServer::new(executor, name)).await
 }
 
-/// [`serve_stdio`], listing only what `listing` returns (every tool of the registry stays
-/// callable, and each call still goes through the executor).
-pub async fn serve_stdio_listing(
-    executor: Arc<Executor>,
-    name: &str,
-    listing: Listing,
-) -> Result<(), McpError> {
-    serve(ToolServer::new(executor, name).listing_from(listing)).await
+/// An MCP server over an [`Executor`]'s tools, configured before it serves: what it lists, and
+/// whether it announces changes to that list.
+#[derive(Debug)]
+pub struct McpServe {
+    handler: ToolServer,
+}
+
+impl McpServe {
+    /// A server for the executor's registry, announcing itself under `name`; it lists every
+    /// enabled tool, and each call goes through the executor.
+    pub fn new(executor: Arc<Executor>, name: &str) -> Self {
+        Self {
+            handler: ToolServer::new(executor, name),
+        }
+    }
+
+    /// Lists only what `listing` returns (every tool of the registry stays callable).
+    #[must_use]
+    pub fn listing(mut self, listing: Listing) -> Self {
+        self.handler.listing = Some(listing);
+        self
+    }
+
+    /// Declares `tools.listChanged`, and sends each client `notifications/tools/list_changed`
+    /// when, after a signal on `changes`, what its `tools/list` would answer has changed (an
+    /// upstream server came, went or changed its tools, say).
+    #[must_use]
+    pub fn announcing(mut self, changes: watch::Receiver<()>) -> Self {
+        self.handler.changes = Some(changes);
+        self
+    }
+
+    /// Serves one client on this process's stdin and stdout until it disconnects.
+    pub async fn stdio(self) -> Result<(), McpError> {
+        serve(self.handler).await
+    }
 }
 
 async fn serve(handler: ToolServer) -> Result<(), McpError> {

@@ -224,7 +224,7 @@ pub(crate) async fn mcp_command(
             // What a client sees is small and fixed: the core tools, tool_search and
             // execute_tool; every other tool is found with tool_search.
             tools.defer_tools.get_or_insert_with(|| "true".to_owned());
-            let runtime = ctx.runtime(&tools, Arc::new(Headless))?;
+            let runtime = Arc::new(ctx.runtime(&tools, Arc::new(Headless))?);
             runtime.settle_mcp().await;
             let pool = runtime.pool.clone();
             let listing: tool_mcp::Listing = Arc::new(move || {
@@ -232,7 +232,11 @@ pub(crate) async fn mcp_command(
                 pool.request_tools().tools
             });
             let executor = Arc::new(runtime.executor.clone());
-            tool_mcp::serve_stdio_listing(executor, "agent-cli", listing).await?;
+            let mut serve = tool_mcp::McpServe::new(executor, "agent-cli").listing(listing);
+            if let Some(changes) = upstream_changes(&runtime) {
+                serve = serve.announcing(changes);
+            }
+            serve.stdio().await?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -279,4 +283,22 @@ pub(crate) fn first_line(text: &str) -> String {
         .chars()
         .take(100)
         .collect()
+}
+
+/// A signal each time an upstream MCP server's tools changed (it connected, left, or changed its
+/// list), once the pool is in line with them again; `None` without MCP servers.
+fn upstream_changes(runtime: &Arc<ToolRuntime>) -> Option<tokio::sync::watch::Receiver<()>> {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut changes = runtime.mcp.as_ref()?.subscribe();
+    let (tx, rx) = tokio::sync::watch::channel(());
+    let runtime = Arc::clone(runtime);
+    tokio::spawn(async move {
+        while let Ok(_) | Err(RecvError::Lagged(_)) = changes.recv().await {
+            runtime.sync_pool();
+            if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    Some(rx)
 }

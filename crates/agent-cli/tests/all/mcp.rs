@@ -344,3 +344,61 @@ async fn an_oversized_mcp_result_is_read_back_from_its_saved_file() {
     );
     assert!(!read[1].1.contains("line 0999"), "{read:?}");
 }
+
+/// `mcp serve` declares `tools.listChanged`: when an upstream server's tools change, the Python
+/// SDK's client is told (on a `subscriptions/listen` stream with protocol 2026-07-28, as a plain
+/// notification with the earlier ones), lists the new tool and calls it through the gateway.
+#[tokio::test]
+async fn an_upstream_tool_list_change_reaches_the_client() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    for (mode, listens) in [("auto", true), ("legacy", false)] {
+        let seen = list_changed_session(mode).await;
+        let names = |key: &str| -> Vec<String> {
+            seen[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert!(
+            names("before").contains(&"mcp__grow__grow".to_owned()),
+            "{seen}"
+        );
+        assert!(
+            !names("before").contains(&"mcp__grow__sprout".to_owned()),
+            "{seen}"
+        );
+        assert_eq!(seen["grow"], "grown", "{seen}");
+        assert_eq!(seen["listened"], listens, "{mode}: {seen}");
+        assert_eq!(seen["notified"], true, "{mode}: {seen}");
+        assert!(
+            names("after").contains(&"mcp__grow__sprout".to_owned()),
+            "{seen}"
+        );
+        assert_eq!(seen["sprout"], "sprouted", "{seen}");
+        assert_eq!(seen["sprout_error"], false, "{seen}");
+    }
+}
+
+/// What the list-changed client saw, connecting with the SDK's `mode`.
+async fn list_changed_session(mode: &str) -> Value {
+    let project = Project::new();
+    let server = fixture!("growing_server.py");
+    project.mcp_json(&json!({"grow": {"command": venv_python(), "args": [server]}}));
+    let output = run(tokio::process::Command::new(venv_python())
+        .arg(fixture!("list_changed_client.py"))
+        .arg(env!("CARGO_BIN_EXE_agent-cli"))
+        .args(["--trust-project", "--defer-tools", "false"])
+        .args(["--allow", "mcp__grow"])
+        .current_dir(project.path())
+        .env("AGENT_CLI_HOME", project.home())
+        .env("MCP_CLIENT_MODE", mode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()))
+    .await;
+    assert_success(&output);
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
