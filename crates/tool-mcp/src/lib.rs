@@ -32,11 +32,13 @@
 mod client;
 mod config;
 mod error;
+mod http;
 mod manager;
 mod names;
 mod server;
 
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
+pub use http::MCP_PATH;
 pub use manager::{McpManager, McpOptions, RegistryChange, ServerState};
 pub use server::{Listing, McpServe, serve_stdio};

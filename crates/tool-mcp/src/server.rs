@@ -287,6 +287,19 @@ impl McpServe {
     pub async fn stdio(self) -> Result<(), McpError> {
         serve(self.handler).await
     }
+
+    /// Serves clients over streamable HTTP on `listener`, path [`crate::MCP_PATH`], until the
+    /// process ends: statelessly (any process serving the same tools can answer any request),
+    /// each connection on its own task. With `token`, a request without the header
+    /// `Authorization: Bearer <token>` is answered 401. A non-loopback address accepts any
+    /// `Host` (the token is what guards it); a loopback one only local names.
+    pub async fn http(
+        self,
+        listener: tokio::net::TcpListener,
+        token: Option<String>,
+    ) -> Result<(), McpError> {
+        crate::http::serve(self.handler, listener, token).await
+    }
 }
 
 async fn serve(handler: ToolServer) -> Result<(), McpError> {
