@@ -28,6 +28,10 @@ pub struct ToolOptions {
     pub defer_tools: Option<String>,
     /// `--activation`.
     pub activation: Option<String>,
+    /// The provider loads deferred tools itself
+    /// ([`crate::provider::ProviderConfig::loads_deferred_tools`]): without `--activation` or the
+    /// setting, activation is `native`, else `proxy`.
+    pub native_activation: bool,
     /// `--add-dir`.
     pub extra_roots: Vec<PathBuf>,
     /// `--allow` rules.
@@ -504,6 +508,7 @@ fn pool_config(settings: &Settings, options: &ToolOptions) -> anyhow::Result<Poo
         .or_else(|| settings.activation.clone())
     {
         Some(text) => text.parse()?,
+        None if options.native_activation => Activation::Native,
         None => Activation::default(),
     };
     Ok(PoolConfig {

@@ -76,6 +76,9 @@ struct TextBlock<'a> {
 struct WireTool<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
+    /// Declared but kept out of the prompt until a `tool_reference` names it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer_loading: bool,
     description: &'a str,
     input_schema: &'a Value,
     name: &'a str,
@@ -150,6 +153,12 @@ enum ResultContent<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
     },
+    /// Loads a tool the request declares deferred.
+    ToolReference {
+        tool_name: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
     Image {
         source: ImageSource<'a>,
         #[serde(rename = "type")]
@@ -201,7 +210,7 @@ pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> Req
         .collect();
     RequestBody {
         max_tokens: request.max_tokens,
-        messages: render_messages(&request.messages),
+        messages: render_messages(&request.messages, &request.tools),
         model,
         stream: true,
         system,
@@ -211,14 +220,18 @@ pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> Req
 }
 
 /// The tools array, with a cache breakpoint on the last tool of the stable part: everything up
-/// to it stays byte-identical from request to request, so the prompt cache keeps hitting.
+/// to it stays byte-identical from request to request, so the prompt cache keeps hitting. Tools
+/// found with native activation follow it declared deferred, which the API keeps out of that
+/// prefix (it shows each where a `tool_reference` loads it).
 fn wire_tools(tools: &RequestTools) -> Vec<WireTool<'_>> {
+    let deferred_from = tools.tools.len() - tools.deferred().len();
     tools
         .declarations()
         .into_iter()
         .enumerate()
         .map(|(i, tool)| WireTool {
             cache_control: (i + 1 == tools.stable_len).then_some(CacheControl::Ephemeral),
+            defer_loading: i >= deferred_from,
             description: tool.description,
             input_schema: tool.input_schema,
             name: tool.name,
@@ -252,24 +265,80 @@ pub(crate) fn tool_result_block(result: &ToolResult) -> ToolResultBlock<'_> {
     }
 }
 
+/// The `tool_result` of a search that loaded tools natively: one `tool_reference` block per
+/// tool the request declares deferred (the API refuses a reference to any other), and the
+/// result's text apart, to go after the message's results. `None` when it references none.
+fn referencing_block<'a>(
+    result: &'a ToolResult,
+    tools: &RequestTools,
+) -> Option<(ToolResultBlock<'a>, Vec<&'a str>)> {
+    let content: Vec<ResultContent<'a>> = tool_pool::tool_references(result)
+        .into_iter()
+        .filter(|name| tools.is_deferred(name))
+        .map(|tool_name| ResultContent::ToolReference {
+            tool_name,
+            kind: "tool_reference",
+        })
+        .collect();
+    if content.is_empty() {
+        return None;
+    }
+    let texts = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text } if !text.is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let block = ToolResultBlock {
+        content,
+        is_error: result.is_error,
+        tool_use_id: &result.tool_use_id,
+        kind: "tool_result",
+    };
+    Some((block, texts))
+}
+
 /// A `tool_result` content block as JSON.
 pub fn render_tool_result(result: &ToolResult) -> Value {
     serde_json::to_value(tool_result_block(result)).unwrap_or_default()
 }
 
-fn render_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
+/// A message's blocks. The text of a result that loaded tools natively goes after the message's
+/// other blocks: a `tool_result` of references carries nothing else.
+fn message_blocks<'a>(message: &'a Message, tools: &RequestTools) -> Vec<WireBlock<'a>> {
+    let mut moved = Vec::new();
+    let mut blocks: Vec<WireBlock<'a>> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            Block::ToolResult(result) => match referencing_block(result, tools) {
+                Some((block, texts)) => {
+                    moved.extend(texts);
+                    Some(BlockKind::ToolResult(block))
+                }
+                None => wire_block(block),
+            },
+            other => wire_block(other),
+        })
+        .map(|kind| WireBlock {
+            cache_control: None,
+            kind,
+        })
+        .collect();
+    blocks.extend(moved.into_iter().map(|text| WireBlock {
+        cache_control: None,
+        kind: BlockKind::Text { text, kind: "text" },
+    }));
+    blocks
+}
+
+fn render_messages<'a>(messages: &'a [Message], tools: &RequestTools) -> Vec<WireMessage<'a>> {
     let mut rendered: Vec<WireMessage<'_>> = messages
         .iter()
         .map(|message| WireMessage {
-            content: message
-                .content
-                .iter()
-                .filter_map(wire_block)
-                .map(|kind| WireBlock {
-                    cache_control: None,
-                    kind,
-                })
-                .collect(),
+            content: message_blocks(message, tools),
             role: match message.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
