@@ -109,10 +109,13 @@ async fn anthropic_loads_found_tools_by_reference_and_calls_them_through_the_lif
     let search_answer = &messages(&bodies[1])[2];
     insta::assert_json_snapshot!("anthropic_search_answer", search_answer);
 
+    // The search's result (references only), then the two calls'.
     let results = tool_results(&bodies[2]);
-    assert!(!results[0].0, "enter_plan_mode ran: {results:?}");
-    assert!(results[0].1.contains("Entered plan mode"), "{results:?}");
-    assert!(results[1].0, "exit_plan_mode needs approval: {results:?}");
+    assert_eq!(results[0], (false, String::new()));
+    assert!(!results[1].0, "enter_plan_mode ran: {results:?}");
+    assert!(results[1].1.contains("Entered plan mode"), "{results:?}");
+    assert!(results[2].0, "exit_plan_mode needs approval: {results:?}");
+    assert!(results[2].1.contains("non-interactive"), "{results:?}");
     let log = project.read("hooks.log");
     assert!(log.contains("\"tool_name\":\"enter_plan_mode\""), "{log}");
     assert!(log.contains("\"tool_name\":\"exit_plan_mode\""), "{log}");

@@ -31,9 +31,11 @@ async fn a_multi_tool_turn_reads_greps_and_edits_files() {
         ])
         .await;
 
+        // The proxy's request, byte for byte as before native activation became Anthropic's
+        // default (native.rs covers native requests).
         let output = run(project
             .agent(&server, kind)
-            .args(["--permission-mode", "accept_edits"])
+            .args(["--permission-mode", "accept_edits", "--activation", "proxy"])
             .args(["-p", "Make the greeting say hello, world"]))
         .await;
 
