@@ -91,13 +91,18 @@ pub struct Inheritance {
     pub post_hooks: Vec<Arc<dyn PostToolHook>>,
     /// The parent's front end.
     pub front_end: Arc<dyn FrontEnd>,
+    /// The parent's deferral, activation and announcement budget: a sub-agent offered deferred
+    /// tools finds them with its own `tool_search` and is told of them the same way.
+    pub pool: PoolConfig,
 }
 
 impl Inheritance {
-    /// A runtime whose model sees only `offered` (every one of them, nothing deferred) and whose
-    /// executor also knows `refused`, so that a call of one of those gets that tool's own answer
-    /// rather than "no such tool". It shares the session and the hooks, starts from the current
-    /// rules, and reports to and asks through `front_end` instead of the parent's.
+    /// A runtime whose model sees only `offered` and whose executor also knows `refused`, so
+    /// that a call of one of those gets that tool's own answer rather than "no such tool". The
+    /// offered tools are deferred as the parent's are, and found with the runtime's own
+    /// `tool_search` (over the offered tools alone); with none to defer, every one is sent. It
+    /// shares the session and the hooks, starts from the current rules, and reports to and asks
+    /// through `front_end` instead of the parent's.
     pub fn restricted(
         &self,
         offered: Vec<Arc<dyn Tool>>,
@@ -106,18 +111,28 @@ impl Inheritance {
     ) -> anyhow::Result<ToolRuntime> {
         let visible = Arc::new(ToolRegistry::new());
         let callable = Arc::new(ToolRegistry::new());
-        for tool in offered {
-            visible.register(Arc::clone(&tool))?;
+        for tool in &offered {
+            visible.register(Arc::clone(tool))?;
+        }
+        let mode = if self.pool.mode == DeferralMode::Standard || !defers_any(&self.pool, &offered) {
+            DeferralMode::Standard
+        } else {
+            self.pool.mode
+        };
+        let config = PoolConfig {
+            mode,
+            ..self.pool.clone()
+        };
+        let pool = ToolPool::new(Arc::clone(&visible), config)?;
+        // The pool's own tool_search and execute_tool come first: the parent's are refused.
+        for tool in visible.tools() {
             callable.register(tool)?;
         }
         for tool in refused {
-            callable.register(tool)?;
+            if !callable.contains(&tool.spec().name) {
+                callable.register(tool)?;
+            }
         }
-        let config = PoolConfig {
-            mode: DeferralMode::Standard,
-            ..PoolConfig::default()
-        };
-        let pool = ToolPool::new(visible, config)?;
         let rules = self.permissions.rules();
         pool.set_rules(rules.clone());
         let mut permissions = Permissions::new(rules);
@@ -152,6 +167,15 @@ impl Inheritance {
             front_end,
         })
     }
+}
+
+/// Whether a pool configured as `config` would defer any of `tools` (the always-loaded, the
+/// core whitelist and the pool's own tools are never deferred).
+fn defers_any(config: &PoolConfig, tools: &[Arc<dyn Tool>]) -> bool {
+    tools.iter().any(|tool| {
+        let spec = tool.spec();
+        spec.loading != tool_core::Loading::AlwaysLoad && !config.core.contains(&spec.name)
+    })
 }
 
 /// The model folder `tool_search` embeds with, if any: the flag's, else the setting's.
@@ -279,7 +303,8 @@ impl ToolRuntime {
         }
         builtins.register_all(&registry)?;
         let skills = register_skills(cwd, &registry, &permissions, options)?;
-        let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
+        let pool_config = pool_config(settings, options)?;
+        let pool = ToolPool::new(Arc::clone(&registry), pool_config.clone())?;
         pool.set_rules(rules);
         if let Some(folder) = embeddings_folder(settings, options) {
             hybrid::attach(&pool, folder, options.embeddings_cache.as_deref())?;
@@ -296,6 +321,7 @@ impl ToolRuntime {
             pre_hooks: Vec::new(),
             post_hooks: Vec::new(),
             front_end: Arc::clone(&front_end),
+            pool: pool_config,
         };
         let mut builder = Executor::builder(Arc::clone(&registry), Arc::clone(&session))
             .permissions(Arc::clone(&permissions))

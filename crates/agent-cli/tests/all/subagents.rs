@@ -471,3 +471,4 @@ async fn a_sub_agent_follows_the_sessions_permissions() {
         }
     }
 }
+
