@@ -114,7 +114,8 @@ impl Inheritance {
         for tool in &offered {
             visible.register(Arc::clone(tool))?;
         }
-        let mode = if self.pool.mode == DeferralMode::Standard || !defers_any(&self.pool, &offered) {
+        let mode = if self.pool.mode == DeferralMode::Standard || !defers_any(&self.pool, &offered)
+        {
             DeferralMode::Standard
         } else {
             self.pool.mode

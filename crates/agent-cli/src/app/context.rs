@@ -92,9 +92,8 @@ pub(crate) fn provider_config(
         model: settings.model.clone(),
         base_url: settings.base_url.clone(),
     };
-    let mut config = ProviderConfig::resolve(&from_flags, &from_settings, |name| {
-        std::env::var(name).ok()
-    });
+    let mut config =
+        ProviderConfig::resolve(&from_flags, &from_settings, |name| std::env::var(name).ok());
     config.native_tool_search = settings.native_tool_search.unwrap_or(false);
     Ok(config)
 }

@@ -30,7 +30,8 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
         eprintln!("warning: {warning}");
     }
     let mut options = ctx.tool_options(&args.provider_tools());
-    options.native_activation = provider_config(&args.provider, &ctx.settings)?.loads_deferred_tools();
+    options.native_activation =
+        provider_config(&args.provider, &ctx.settings)?.loads_deferred_tools();
     let runtime = ToolRuntime::build(
         &ctx.cwd,
         transcript.id(),

@@ -400,7 +400,10 @@ mod tests {
     fn provider_names_parse() {
         assert_eq!("Anthropic".parse(), Ok(ProviderKind::Anthropic));
         assert_eq!("ollama".parse(), Ok(ProviderKind::OpenAi));
-        assert_eq!("openai-responses".parse(), Ok(ProviderKind::OpenAiResponses));
+        assert_eq!(
+            "openai-responses".parse(),
+            Ok(ProviderKind::OpenAiResponses)
+        );
         assert!("gemini".parse::<ProviderKind>().is_err());
     }
 }

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde_json::Value;
 use tool_core::{CancellationToken, ToolCall};
 
-pub(crate) use wire::request_body;
 pub use wire::render_tools;
+pub(crate) use wire::request_body;
 
 use self::wire::{Event, Finished, OutputItem, SEARCH_CALL_PREFIX};
 use super::config::{OPENAI_API_KEY, ProviderConfig};

@@ -359,7 +359,14 @@ async fn a_sub_agent_finds_its_deferred_tools_with_its_own_tool_search() {
         reply(vec![text("x is looked up")], 1, 1),
     ]);
     let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
-    install(&runtime, types, provider.clone(), "m".into(), Meter::default()).unwrap();
+    install(
+        &runtime,
+        types,
+        provider.clone(),
+        "m".into(),
+        Meter::default(),
+    )
+    .unwrap();
     let call = ToolCall::new(
         "toolu_1",
         AGENT_TOOL,
@@ -375,7 +382,10 @@ async fn a_sub_agent_finds_its_deferred_tools_with_its_own_tool_search() {
     let system = &requests[0].system[0];
     assert!(system.contains("<available-deferred-tools>"), "{system}");
     assert!(system.contains("mcp__srv__lookup"), "{system}");
-    assert!(!system.contains("mcp__srv__other"), "only its own tools: {system}");
+    assert!(
+        !system.contains("mcp__srv__other"),
+        "only its own tools: {system}"
+    );
     let deferred: Vec<&str> = requests[1]
         .tools
         .deferred()

@@ -197,7 +197,11 @@ async fn a_responses_session_with_tool_search_function_calls_and_reasoning() {
     let output = run(&mut command).await;
     assert_success(&output);
     let requests = server.requests();
-    assert!(requests[0].path.ends_with("/v1/responses"), "{}", requests[0].path);
+    assert!(
+        requests[0].path.ends_with("/v1/responses"),
+        "{}",
+        requests[0].path
+    );
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 3);
     for body in &bodies {
@@ -206,8 +210,14 @@ async fn a_responses_session_with_tool_search_function_calls_and_reasoning() {
         assert!(body.get("previous_response_id").is_none());
         assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
         assert_eq!(body["prompt_cache_key"], bodies[0]["prompt_cache_key"]);
-        assert_eq!(body["tools"], bodies[0]["tools"], "the tools array never changes");
-        assert_eq!(body["reasoning"], json!({"effort": "medium", "summary": "auto"}));
+        assert_eq!(
+            body["tools"], bodies[0]["tools"],
+            "the tools array never changes"
+        );
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "medium", "summary": "auto"})
+        );
     }
     let search = bodies[0]["tools"]
         .as_array()
@@ -232,7 +242,10 @@ async fn a_responses_session_with_tool_search_function_calls_and_reasoning() {
     }
     let call = items(&bodies[1], "tool_search_call");
     assert_eq!(call[0]["call_id"], "call_search");
-    assert_eq!(call[0]["arguments"], json!({"query": "select:enter_plan_mode"}));
+    assert_eq!(
+        call[0]["arguments"],
+        json!({"query": "select:enter_plan_mode"})
+    );
     let answer = items(&bodies[1], "tool_search_output");
     assert_eq!(answer[0]["call_id"], "call_search");
     let loaded: Vec<&Value> = answer[0]["tools"].as_array().unwrap().iter().collect();
@@ -245,9 +258,18 @@ async fn a_responses_session_with_tool_search_function_calls_and_reasoning() {
     let names: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["enter_plan_mode", "read_file"]);
     let outputs = items(&bodies[2], "function_call_output");
-    assert!(outputs[0]["output"].as_str().unwrap().contains("Entered plan mode"));
+    assert!(
+        outputs[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Entered plan mode")
+    );
     assert!(outputs[1]["output"].as_str().unwrap().contains("Friday."));
-    assert!(project.read("hooks.log").contains("\"tool_name\":\"enter_plan_mode\""));
+    assert!(
+        project
+            .read("hooks.log")
+            .contains("\"tool_name\":\"enter_plan_mode\"")
+    );
     assert_eq!(stdout(&output).trim(), "Friday.");
 }
 
@@ -274,5 +296,10 @@ async fn the_responses_api_uses_the_proxy_with_older_models() {
     assert!(bodies[0].get("reasoning").is_none());
     let output_item = items(&bodies[1], "function_call_output");
     assert_eq!(output_item[0]["call_id"], "call_read");
-    assert!(output_item[0]["output"].as_str().unwrap().contains("Friday."));
+    assert!(
+        output_item[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Friday.")
+    );
 }

@@ -72,7 +72,9 @@ async fn a_multi_tool_turn_reads_greps_and_edits_files() {
         let last = project.redact(&serde_json::to_string_pretty(&bodies[2]).unwrap());
         let name = match kind {
             ProviderKind::Anthropic => "multi_tool_turn_anthropic_request",
-            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "multi_tool_turn_openai_request",
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+                "multi_tool_turn_openai_request"
+            }
         };
         insta::assert_snapshot!(name, last);
     }

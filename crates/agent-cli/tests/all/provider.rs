@@ -159,9 +159,7 @@ async fn providers_render_the_tools_in_their_own_format() {
         let expected = match kind {
             ProviderKind::Anthropic => agent_cli::provider::anthropic::render_tools(&tools()),
             ProviderKind::OpenAi => agent_cli::provider::openai::render_tools(&tools()),
-            ProviderKind::OpenAiResponses => {
-                agent_cli::provider::responses::render_tools(&tools())
-            }
+            ProviderKind::OpenAiResponses => agent_cli::provider::responses::render_tools(&tools()),
         };
         assert_eq!(sent, &expected, "{kind}");
     }

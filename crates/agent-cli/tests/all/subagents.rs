@@ -471,4 +471,3 @@ async fn a_sub_agent_follows_the_sessions_permissions() {
         }
     }
 }
-

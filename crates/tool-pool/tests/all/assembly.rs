@@ -120,7 +120,11 @@ async fn native_activation_declares_found_tools_deferred_after_the_stable_part()
     fx.search("select:mcp__slack__send_message").await;
     let after = fx.pool.request_tools();
     assert_eq!(&after.names()[..before.stable_len], &before.names()[..]);
-    let deferred: Vec<&str> = after.deferred().iter().map(|t| t.spec().name.as_str()).collect();
+    let deferred: Vec<&str> = after
+        .deferred()
+        .iter()
+        .map(|t| t.spec().name.as_str())
+        .collect();
     assert_eq!(deferred, ["mcp__slack__send_message"]);
     assert!(after.is_deferred("mcp__slack__send_message"));
     assert!(!after.is_deferred("tool_search"));

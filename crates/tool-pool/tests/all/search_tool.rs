@@ -96,7 +96,10 @@ async fn native_answers_reference_the_found_tools() {
     assert!(tool_pool::tool_references(&discover).is_empty());
     let proxy = Fixture::new(PoolConfig::default());
     let result = proxy
-        .call("tool_search", json!({"query": "select:mcp__slack__send_message"}))
+        .call(
+            "tool_search",
+            json!({"query": "select:mcp__slack__send_message"}),
+        )
         .await;
     assert!(tool_pool::tool_references(&result).is_empty());
 }

@@ -189,7 +189,8 @@ struct Summary<'a> {
 /// client-executed tool search, and its calls and answers travel as `tool_search_call` and
 /// `tool_search_output` items.
 fn native_search(tools: &RequestTools) -> bool {
-    tools.activation == Activation::Native && tools.tools.iter().any(|t| t.spec().name == TOOL_SEARCH)
+    tools.activation == Activation::Native
+        && tools.tools.iter().any(|t| t.spec().name == TOOL_SEARCH)
 }
 
 /// The body of a streaming request for `request`, sent to `model`.
@@ -642,7 +643,10 @@ mod tests {
         let value: Value = serde_json::from_str(&bytes).unwrap_or_default();
         assert_eq!(bytes, value.to_string());
         assert_eq!(value["instructions"], "one\n\ntwo");
-        assert_eq!(value["reasoning"], json!({"effort": "low", "summary": "auto"}));
+        assert_eq!(
+            value["reasoning"],
+            json!({"effort": "low", "summary": "auto"})
+        );
         assert_eq!(
             value["input"][1],
             json!({"type": "reasoning", "encrypted_content": "enc",
@@ -650,6 +654,10 @@ mod tests {
         );
         assert_eq!(value["input"][3]["output"], "Error: no");
         assert_eq!(value["store"], false);
-        assert!(value["prompt_cache_key"].as_str().is_some_and(|k| k.len() == 26));
+        assert!(
+            value["prompt_cache_key"]
+                .as_str()
+                .is_some_and(|k| k.len() == 26)
+        );
     }
 }

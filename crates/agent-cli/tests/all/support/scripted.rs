@@ -688,7 +688,9 @@ fn responses_item(block: &Block, index: usize, search: bool) -> Option<Value> {
             "summary": [{"type": "summary_text", "text": thinking}]}),
         Block::RedactedThinking { data } => json!({"type": "reasoning",
             "id": format!("rs_{index}"), "encrypted_content": data, "summary": []}),
-        Block::ToolUse(tool_core::ToolCall { id, name, input }) if search && name == "tool_search" => {
+        Block::ToolUse(tool_core::ToolCall { id, name, input })
+            if search && name == "tool_search" =>
+        {
             json!({"type": "tool_search_call", "id": format!("ts_{index}"), "call_id": id,
                    "execution": "client", "status": "completed", "arguments": input})
         }
@@ -702,7 +704,9 @@ fn responses_item(block: &Block, index: usize, search: bool) -> Option<Value> {
 fn render_responses(reply: &Reply, sequence: u32, search: bool) -> Vec<String> {
     let event = |data: Value| sse(data["type"].as_str().unwrap_or("event"), &data);
     let id = format!("resp_scripted_{sequence}");
-    let mut out = vec![event(json!({"type": "response.created", "response": {"id": id}}))];
+    let mut out = vec![event(
+        json!({"type": "response.created", "response": {"id": id}}),
+    )];
     for (index, block) in reply.blocks.iter().enumerate() {
         let Some(item) = responses_item(block, index, search) else {
             continue;
@@ -711,7 +715,9 @@ fn render_responses(reply: &Reply, sequence: u32, search: bool) -> Vec<String> {
         if added["type"] == "function_call" {
             added["arguments"] = json!("");
         }
-        out.push(event(json!({"type": "response.output_item.added", "output_index": index, "item": added})));
+        out.push(event(
+            json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+        ));
         match block {
             Block::Text { text } => {
                 for piece in pieces(text) {
@@ -721,19 +727,25 @@ fn render_responses(reply: &Reply, sequence: u32, search: bool) -> Vec<String> {
             }
             Block::Thinking { thinking, .. } => {
                 for piece in pieces(thinking) {
-                    out.push(event(json!({"type": "response.reasoning_summary_text.delta",
-                        "output_index": index, "summary_index": 0, "delta": piece})));
+                    out.push(event(
+                        json!({"type": "response.reasoning_summary_text.delta",
+                        "output_index": index, "summary_index": 0, "delta": piece}),
+                    ));
                 }
             }
             Block::ToolUse(call) if item["type"] == "function_call" => {
                 for piece in pieces(&call.input.to_string()) {
-                    out.push(event(json!({"type": "response.function_call_arguments.delta",
-                        "output_index": index, "delta": piece})));
+                    out.push(event(
+                        json!({"type": "response.function_call_arguments.delta",
+                        "output_index": index, "delta": piece}),
+                    ));
                 }
             }
             _ => {}
         }
-        out.push(event(json!({"type": "response.output_item.done", "output_index": index, "item": item})));
+        out.push(event(
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        ));
     }
     let usage = reply.usage;
     let kind = if stop_of(reply) == "max_tokens" {
