@@ -356,8 +356,9 @@ impl ToolRuntime {
     }
 
     /// Takes up what a resumed conversation says the session had found: the tools it called
-    /// (directly, or by name through `execute_tool`) count as discovered again, so they stay
-    /// callable and, with inline activation, in the request; and the skills its
+    /// (directly, or by name through `execute_tool`) and the tools its native searches loaded
+    /// count as discovered again, so they stay callable and, with inline or native activation,
+    /// in the request; and the skills its
     /// `<skill-discovery>` notes suggested are not suggested again.
     pub fn resume_from(&self, messages: &[Message]) {
         let mut called = Vec::new();
@@ -371,6 +372,12 @@ impl ToolRuntime {
             }
             if message.role == Role::User {
                 suggested.extend(crate::skills::suggested_in(&message.text()));
+            }
+            // The tools a native search loaded stay declared, so its references stay valid.
+            for block in &message.content {
+                if let crate::conversation::Block::ToolResult(result) = block {
+                    called.extend(tool_pool::tool_references(result));
+                }
             }
         }
         self.pool.discover(&called);

@@ -516,6 +516,91 @@ mod tests {
 
     use super::*;
 
+    /// A declared tool that is never called.
+    struct Declared(tool_core::ToolSpec);
+
+    #[async_trait::async_trait]
+    impl tool_core::Tool for Declared {
+        fn spec(&self) -> &tool_core::ToolSpec {
+            &self.0
+        }
+
+        async fn call(
+            &self,
+            _: Value,
+            _: &tool_core::ToolContext,
+        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
+            Err(tool_core::ToolError::failed("declared only"))
+        }
+    }
+
+    /// `read_file` loaded, `found` declared deferred after it (native activation), and a
+    /// search's result referencing `found` and `gone` (a tool no longer in the request).
+    fn native_request() -> ModelRequest {
+        let declared = |name: &str| -> std::sync::Arc<dyn tool_core::Tool> {
+            std::sync::Arc::new(Declared(tool_core::ToolSpec::new(
+                name,
+                "A tool.",
+                json!({"type": "object"}),
+            )))
+        };
+        let search = ToolResult {
+            structured: Some(json!({"tool_references": ["found", "gone"]})),
+            is_error: false,
+            ..ToolResult::error("toolu_s", "Found 2 tool(s).")
+        };
+        ModelRequest {
+            model: "m".into(),
+            system: vec!["s".into()],
+            messages: vec![
+                Message::user_text("go"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![Block::ToolUse(ToolCall::new(
+                        "toolu_s",
+                        "tool_search",
+                        json!({"query": "x"}),
+                    ))],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![Block::ToolResult(search)],
+                },
+            ],
+            tools: RequestTools {
+                tools: vec![declared("read_file"), declared("found")],
+                stable_len: 1,
+                activation: tool_pool::Activation::Native,
+            },
+            max_tokens: 100,
+            thinking: Thinking::Off,
+        }
+    }
+
+    /// References name only tools the request declares deferred; the result's text follows the
+    /// message's results; nothing is declared deferred when no tool would stay loaded.
+    #[test]
+    fn native_references_obey_the_api_rules() {
+        let mut request = native_request();
+        let body = serde_json::to_value(request_body(&request, "m")).unwrap_or_default();
+        assert_eq!(body["tools"][0].get("defer_loading"), None);
+        assert_eq!(body["tools"][1]["defer_loading"], true);
+        let answer = &body["messages"][2]["content"];
+        assert_eq!(
+            answer[0]["content"],
+            json!([{"type": "tool_reference", "tool_name": "found"}])
+        );
+        assert_eq!(answer[1]["text"], "Found 2 tool(s).");
+        request.tools.stable_len = 0;
+        let body = serde_json::to_value(request_body(&request, "m")).unwrap_or_default();
+        assert!(!body.to_string().contains("defer_loading"));
+        assert!(!body.to_string().contains("tool_reference"));
+        assert_eq!(
+            body["messages"][2]["content"][0]["content"][0]["text"],
+            "Found 2 tool(s)."
+        );
+    }
+
     /// A conversation with every kind of block, a tool result with an image, an error result and
     /// input that did not parse.
     fn request() -> ModelRequest {
