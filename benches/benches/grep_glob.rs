@@ -17,7 +17,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tool_builtins::Builtins;
-use tool_core::{Session, Tool, ToolContext};
+use tool_core::{AnyTool, Session, ToolContext};
 
 const DIRS: usize = 100;
 const FILES_PER_DIR: usize = 100;
@@ -86,7 +86,7 @@ fn generate(root: &Path) -> Expected {
     expected
 }
 
-fn tool(name: &str) -> Arc<dyn Tool> {
+fn tool(name: &str) -> AnyTool {
     Builtins::new()
         .tools()
         .into_iter()
@@ -94,7 +94,7 @@ fn tool(name: &str) -> Arc<dyn Tool> {
         .unwrap()
 }
 
-fn call(rt: &tokio::runtime::Runtime, tool: &dyn Tool, ctx: &ToolContext, input: Value) -> String {
+fn call(rt: &tokio::runtime::Runtime, tool: &AnyTool, ctx: &ToolContext, input: Value) -> String {
     let output = rt.block_on(tool.call(input, ctx)).unwrap();
     output.joined_text()
 }
@@ -144,7 +144,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("grep_tool", |b| {
         b.iter(|| {
-            let out = call(&rt, grep.as_ref(), &grep_ctx, grep_input.clone());
+            let out = call(&rt, &grep, &grep_ctx, grep_input.clone());
             assert_eq!(tool_total(&out), want);
             black_box(out)
         });
@@ -167,7 +167,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("glob_tool", |b| {
         b.iter(|| {
-            let out = call(&rt, glob.as_ref(), &glob_ctx, glob_input.clone());
+            let out = call(&rt, &glob, &glob_ctx, glob_input.clone());
             assert_eq!(out.lines().count(), expected.rs_files);
             black_box(out)
         });

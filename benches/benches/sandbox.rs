@@ -16,9 +16,9 @@ use std::sync::Arc;
 use criterion::Criterion;
 use serde_json::json;
 use tool_builtins::{Builtins, NetworkPolicy, SandboxMode, ShellConfig};
-use tool_core::{PermissionCheck, Session, Tool, ToolContext};
+use tool_core::{AnyTool, PermissionCheck, Session, ToolContext};
 
-fn shell(mode: SandboxMode, network: NetworkPolicy) -> Arc<dyn Tool> {
+fn shell(mode: SandboxMode, network: NetworkPolicy) -> AnyTool {
     let config = ShellConfig {
         program: Some("/bin/sh".into()),
         sandbox: mode,
@@ -79,8 +79,8 @@ fn bench(c: &mut Criterion) {
         let tool = shell(mode, network);
         let input = json!({"command": command});
         let ctx = ToolContext::new("toolu_bench", "shell", Arc::clone(&session));
-        let unasked =
-            runtime.block_on(tool.check_permissions(&input, &ctx)) == PermissionCheck::Allow;
+        let prepared = tool.prepare(input.clone()).unwrap();
+        let unasked = runtime.block_on(prepared.check_permissions(&ctx)) == PermissionCheck::Allow;
         assert_eq!(unasked, command == "true", "{name}");
         group.bench_function(name, |b| {
             b.iter(|| {

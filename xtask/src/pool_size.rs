@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use serde_json::Value;
 use tool_core::{
-    Loading, Origin, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
+    AnyTool, Loading, Origin, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
 };
 use tool_pool::{Activation, CharEstimate, DeferralMode, PoolConfig, ToolPool};
 
@@ -20,8 +20,10 @@ struct Listed(ToolSpec);
 
 #[async_trait]
 impl Tool for Listed {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.0.clone()
     }
 
     async fn check_permissions(&self, _: &Value, _: &ToolContext) -> tool_core::PermissionCheck {
@@ -37,8 +39,8 @@ impl Tool for Listed {
     }
 }
 
-pub(crate) fn mcp_tools(dir: &Path) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
-    let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+pub(crate) fn mcp_tools(dir: &Path) -> anyhow::Result<Vec<AnyTool>> {
+    let mut out: Vec<AnyTool> = Vec::new();
     for server in ["everything", "filesystem", "memory"] {
         let path = dir.join(format!("{server}.json"));
         let list: Value = serde_json::from_str(
@@ -64,7 +66,7 @@ pub(crate) fn mcp_tools(dir: &Path) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
             } else {
                 Loading::Defer
             });
-            out.push(Arc::new(Listed(spec)));
+            out.push(AnyTool::new(Listed(spec)));
         }
     }
     Ok(out)
@@ -120,7 +122,7 @@ pub fn run() -> anyhow::Result<()> {
             },
         )?;
         for tool in &mcp {
-            pool.add_mcp_tool(Arc::clone(tool))?;
+            pool.add_mcp_tool(tool.clone())?;
         }
         let tools = pool.request_tools();
         let anthropic = agent_cli::provider::anthropic::render_tools(&tools).to_string();
@@ -141,7 +143,7 @@ pub fn run() -> anyhow::Result<()> {
 
 /// The benchmark sets' tools as one MCP server's, `count` of them (the English sets' tools
 /// with JSON Schemas, repeated with a suffix past their number).
-fn catalogue(root: &Path, count: usize) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+fn catalogue(root: &Path, count: usize) -> anyhow::Result<Vec<AnyTool>> {
     let bench = root.join("../shared/bench");
     let mut raw: Vec<Value> = Vec::new();
     for set in ["metatool", "seal-tools", "toollens", "ultratool-en"] {
@@ -173,7 +175,7 @@ fn catalogue(root: &Path, count: usize) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
                 tool: format!("{name}_{i}"),
             })
             .with_loading(Loading::Defer);
-            Arc::new(Listed(spec)) as Arc<dyn Tool>
+            AnyTool::new(Listed(spec))
         })
         .collect();
     Ok(tools)

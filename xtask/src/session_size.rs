@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_core::{CancellationToken, Tool, ToolCall};
+use tool_core::{AnyTool, CancellationToken, ToolCall};
 
 use agent_cli::agent::Agent;
 use agent_cli::conversation::{Block, StopReason, Usage};
@@ -26,7 +26,7 @@ const FOUND: &str = "mcp__memory__create_entities";
 const QUERY: &str = "create entities in the knowledge graph";
 
 /// Prints the table for the built-ins plus `mcp`'s tools.
-pub(crate) fn table(mcp: &[Arc<dyn Tool>]) -> anyhow::Result<()> {
+pub(crate) fn table(mcp: &[AnyTool]) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -89,7 +89,7 @@ fn script(activation: &str) -> Vec<Response> {
 }
 
 /// Runs the session with `activation` and returns its requests.
-async fn session(mcp: &[Arc<dyn Tool>], activation: &str) -> anyhow::Result<Vec<ModelRequest>> {
+async fn session(mcp: &[AnyTool], activation: &str) -> anyhow::Result<Vec<ModelRequest<'static>>> {
     let dir =
         std::env::temp_dir().join(format!("session-size-{}-{activation}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -107,7 +107,7 @@ async fn session(mcp: &[Arc<dyn Tool>], activation: &str) -> anyhow::Result<Vec<
         Arc::new(agent_cli::frontend::Headless),
     )?;
     for tool in mcp {
-        runtime.pool.add_mcp_tool(Arc::clone(tool))?;
+        runtime.pool.add_mcp_tool(tool.clone())?;
     }
     let provider = Arc::new(Scripted::new(script(activation)));
     let transcript = Transcript::create(&dir.join("sessions"), &dir)?;
@@ -134,7 +134,7 @@ async fn session(mcp: &[Arc<dyn Tool>], activation: &str) -> anyhow::Result<Vec<
 }
 
 /// The request's bytes in the order the model reads them, without cache breakpoints.
-fn prompt_order(request: &ModelRequest) -> String {
+fn prompt_order(request: &ModelRequest<'_>) -> String {
     let mut body = agent_cli::provider::anthropic::render_request(request);
     strip_cache_control(&mut body);
     let (deferred, loaded): (Vec<Value>, Vec<Value>) = body["tools"]

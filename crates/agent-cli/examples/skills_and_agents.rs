@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
     runtime.registry.unregister(SKILL_TOOL);
     runtime
         .registry
-        .register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;
+        .register(SkillTool::new(Arc::clone(&skills)))?;
 
     // Sub-agents: the `agent` tool, with `explore` and the project's `.claude/agents` types.
     let (provider, model) = provider_and_model()?;
@@ -159,7 +159,7 @@ fn printer() -> Arc<dyn FrontEnd> {
 struct Scripted;
 
 impl Scripted {
-    fn answer(request: &ModelRequest) -> Vec<Block> {
+    fn answer(request: &ModelRequest<'_>) -> Vec<Block> {
         let text = |text: &str| Block::Text { text: text.into() };
         let call = |id: &str, name: &str, input| {
             Block::ToolUse(tool_core::ToolCall {
@@ -198,7 +198,7 @@ impl Scripted {
 impl Provider for Scripted {
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'_>,
         _cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         let content = Self::answer(request);

@@ -7,6 +7,7 @@
 //! retry made void cancelled), `finish_calls` (the results, matched to the message's `tool_use`
 //! blocks by id) and `record`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -294,7 +295,7 @@ impl Agent {
                 rules
                     .deny
                     .iter()
-                    .any(|rule| rule.matches(entry.tool().as_ref(), &input, &cwd))
+                    .any(|rule| rule.matches(entry.tool(), &input, &cwd))
             })
         };
         let (blocks, notes) = crate::attachments::attach(prompt, &cwd, &denied);
@@ -343,11 +344,11 @@ impl Agent {
     }
 
     /// The next request: the whole conversation and the tools the pool chooses now.
-    fn request(&self) -> ModelRequest {
+    fn request(&self) -> ModelRequest<'_> {
         ModelRequest {
             model: self.model.clone(),
             system: vec![self.system.clone()],
-            messages: self.messages.clone(),
+            messages: Cow::Borrowed(&self.messages),
             tools: self.runtime.pool.request_tools(),
             max_tokens: self.thinking.max_tokens(self.max_tokens),
             thinking: self.thinking,
@@ -358,7 +359,7 @@ impl Agent {
     /// starts as soon as the provider reports it complete.
     async fn stream_message(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         calls: &mut MessageCalls,
         cancel: &CancellationToken,
     ) -> Result<Response, ProviderError> {

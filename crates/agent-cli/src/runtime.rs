@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tool_builtins::{Builtins, ReadDenies, SandboxMode, ShellConfig};
 use tool_core::{
-    CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook, PreToolHook,
-    Session, Tool, ToolRegistry,
+    AnyTool, CommandHook, Executor, PermissionMode, PermissionRules, Permissions, PostToolHook,
+    PreToolHook, Session, ToolRegistry,
 };
 use tool_mcp::{McpConfig, McpManager, McpOptions, ServerState};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
@@ -105,14 +105,14 @@ impl Inheritance {
     /// through `front_end` instead of the parent's.
     pub fn restricted(
         &self,
-        offered: Vec<Arc<dyn Tool>>,
-        refused: Vec<Arc<dyn Tool>>,
+        offered: Vec<AnyTool>,
+        refused: Vec<AnyTool>,
         front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<ToolRuntime> {
         let visible = Arc::new(ToolRegistry::new());
         let callable = Arc::new(ToolRegistry::new());
         for tool in &offered {
-            visible.register(Arc::clone(tool))?;
+            visible.register(tool.clone())?;
         }
         let mode = if self.pool.mode == DeferralMode::Standard || !defers_any(&self.pool, &offered)
         {
@@ -172,7 +172,7 @@ impl Inheritance {
 
 /// Whether a pool configured as `config` would defer any of `tools` (the always-loaded, the
 /// core whitelist and the pool's own tools are never deferred).
-fn defers_any(config: &PoolConfig, tools: &[Arc<dyn Tool>]) -> bool {
+fn defers_any(config: &PoolConfig, tools: &[AnyTool]) -> bool {
     tools.iter().any(|tool| {
         let spec = tool.spec();
         spec.loading != tool_core::Loading::AlwaysLoad && !config.core.contains(&spec.name)
@@ -466,7 +466,7 @@ fn register_skills(
     let trusted = options.trusted_skills.clone();
     let skills = Arc::new(crate::skills::session(set, trusted, permissions));
     if !skills.set().is_empty() {
-        registry.register(Arc::new(SkillTool::typed(Arc::clone(&skills))))?;
+        registry.register(SkillTool::new(Arc::clone(&skills)))?;
     }
     Ok(skills)
 }

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tool_core::{Loading, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tool_core::{
+    CallInfo, Loading, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
 
 /// The tool's name.
 pub const NAME: &str = "structured_output";
@@ -98,16 +100,14 @@ pub(crate) fn reminder() -> String {
 
 #[async_trait]
 impl Tool for StructuredOutput {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.spec.clone()
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        true
+    fn info(&self, _input: &Value) -> CallInfo {
+        CallInfo::reads().with_concurrency_safe(true)
     }
 
     async fn check_permissions(&self, _input: &Value, _ctx: &ToolContext) -> PermissionCheck {
@@ -146,6 +146,7 @@ pub fn load_schema(path: &std::path::Path) -> anyhow::Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tool_core::AnyTool;
 
     #[test]
     fn a_wrapped_schema_keeps_its_definitions_and_references() {
@@ -155,7 +156,7 @@ mod tests {
             "items": {"$ref": "#/definitions/Item"},
             "definitions": {"Item": {"type": "integer"}},
         });
-        let tool = StructuredOutput::new(schema);
+        let tool = AnyTool::new(StructuredOutput::new(schema));
         let input_schema = &tool.spec().input_schema;
         assert_eq!(
             input_schema["$schema"],

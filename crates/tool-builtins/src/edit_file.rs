@@ -2,14 +2,13 @@
 //! unified diff of the change.
 
 use std::ops::Range;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::diff::unified_diff;
 use crate::file_state::FileState;
@@ -39,7 +38,7 @@ pub(crate) struct EditFileInput {
 }
 
 #[async_trait]
-impl TypedTool for EditFile {
+impl Tool for EditFile {
     type Input = EditFileInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -75,12 +74,10 @@ impl TypedTool for EditFile {
         Some("Use edit_file for changes to existing files. Copy old_string exactly from read_file's output without the line-number prefix, with enough surrounding lines to be unique.".to_owned())
     }
 
-    fn activity(&self, input: &EditFileInput) -> Option<String> {
-        Some(format!("Editing {}", input.path))
-    }
-
-    fn path(&self, input: &EditFileInput) -> Option<PathBuf> {
-        Some(rule_path(&input.path))
+    fn info(&self, input: &EditFileInput) -> CallInfo {
+        CallInfo::writes()
+            .with_path(Some(rule_path(&input.path)))
+            .with_activity(Some(format!("Editing {}", input.path)))
     }
 
     async fn call(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

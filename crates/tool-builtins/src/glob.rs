@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::roots::AllowedRoots;
 use crate::text::cap_output;
@@ -38,7 +38,7 @@ pub(crate) struct GlobInput {
 }
 
 #[async_trait]
-impl TypedTool for Glob {
+impl Tool for Glob {
     type Input = GlobInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -50,24 +50,15 @@ impl TypedTool for Glob {
         .with_search_hint("find files by name pattern")
     }
 
-    fn is_read_only(&self, _: &GlobInput) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &GlobInput) -> bool {
-        true
+    fn info(&self, input: &GlobInput) -> CallInfo {
+        CallInfo::reads()
+            .with_concurrency_safe(true)
+            .with_path(input.path.as_deref().map(rule_path))
+            .with_activity(Some(format!("Finding files matching {}", input.pattern)))
     }
 
     async fn check_permissions(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionCheck {
         self.workspace.check_search(ctx, input.path.as_deref())
-    }
-
-    fn activity(&self, input: &GlobInput) -> Option<String> {
-        Some(format!("Finding files matching {}", input.pattern))
-    }
-
-    fn path(&self, input: &GlobInput) -> Option<PathBuf> {
-        input.path.as_deref().map(rule_path)
     }
 
     async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -13,7 +13,7 @@ use ignore::DirEntry;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::text::cap_output;
 use crate::walk::{PathGlob, search_root, walk_files};
@@ -71,7 +71,7 @@ pub(crate) struct GrepInput {
 }
 
 #[async_trait]
-impl TypedTool for Grep {
+impl Tool for Grep {
     type Input = GrepInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -83,12 +83,11 @@ impl TypedTool for Grep {
         .with_search_hint("search find text in file contents regex ripgrep")
     }
 
-    fn is_read_only(&self, _: &GrepInput) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &GrepInput) -> bool {
-        true
+    fn info(&self, input: &GrepInput) -> CallInfo {
+        CallInfo::reads()
+            .with_concurrency_safe(true)
+            .with_path(input.path.as_deref().map(rule_path))
+            .with_activity(Some(format!("Searching for {}", input.pattern)))
     }
 
     async fn validate_input(&self, input: &GrepInput, _: &ToolContext) -> Result<(), ToolError> {
@@ -101,14 +100,6 @@ impl TypedTool for Grep {
 
     fn prompt(&self) -> Option<String> {
         Some("Search code with grep and find files with glob rather than running grep, rg or find in the shell.".to_owned())
-    }
-
-    fn activity(&self, input: &GrepInput) -> Option<String> {
-        Some(format!("Searching for {}", input.pattern))
-    }
-
-    fn path(&self, input: &GrepInput) -> Option<PathBuf> {
-        input.path.as_deref().map(rule_path)
     }
 
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -56,7 +56,7 @@ mod write_file;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tool_core::{CoreError, Tool, ToolRegistry, Typed};
+use tool_core::{AnyTool, CoreError, ToolRegistry};
 
 pub use atomic::write_atomic;
 pub use denies::ReadDenies;
@@ -150,41 +150,41 @@ impl Builtins {
 
     /// Every built-in tool: read_file, write_file, edit_file, glob, grep, shell, web_fetch,
     /// enter_plan_mode, exit_plan_mode and todo_write, in that order.
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub fn tools(&self) -> Vec<AnyTool> {
         let workspace = Arc::new(self.workspace.clone());
         vec![
-            Arc::new(Typed::new(ReadFile {
+            AnyTool::new(ReadFile {
                 workspace: Arc::clone(&workspace),
                 files: Arc::clone(&self.files),
-            })),
-            Arc::new(Typed::new(WriteFile {
+            }),
+            AnyTool::new(WriteFile {
                 workspace: Arc::clone(&workspace),
                 files: Arc::clone(&self.files),
-            })),
-            Arc::new(Typed::new(EditFile {
+            }),
+            AnyTool::new(EditFile {
                 workspace: Arc::clone(&workspace),
                 files: Arc::clone(&self.files),
-            })),
-            Arc::new(Typed::new(Glob {
+            }),
+            AnyTool::new(Glob {
                 workspace: Arc::clone(&workspace),
-            })),
-            Arc::new(Typed::new(Grep {
+            }),
+            AnyTool::new(Grep {
                 workspace: Arc::clone(&workspace),
-            })),
-            Arc::new(Typed::new(Shell {
+            }),
+            AnyTool::new(Shell {
                 workspace,
                 config: self.shell.clone(),
-            })),
-            Arc::new(Typed::new(WebFetch::new(self.web_fetch.clone()))),
-            Arc::new(Typed::new(EnterPlanMode {
+            }),
+            AnyTool::new(WebFetch::new(self.web_fetch.clone())),
+            AnyTool::new(EnterPlanMode {
                 state: Arc::clone(&self.plan),
-            })),
-            Arc::new(Typed::new(ExitPlanMode {
+            }),
+            AnyTool::new(ExitPlanMode {
                 state: Arc::clone(&self.plan),
-            })),
-            Arc::new(Typed::new(TodoWrite {
+            }),
+            AnyTool::new(TodoWrite {
                 store: Arc::clone(&self.todos),
-            })),
+            }),
         ]
     }
 

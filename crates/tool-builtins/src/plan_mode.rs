@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{
-    Loading, PermissionCheck, PermissionMode, ToolContext, ToolError, ToolOutput, ToolSpec,
-    TypedTool,
+    CallInfo, Loading, PermissionCheck, PermissionMode, Tool, ToolContext, ToolError, ToolOutput,
+    ToolSpec,
 };
 
 /// The mode each session was in before it entered plan mode, to restore on the way out.
@@ -49,7 +49,7 @@ pub(crate) struct ExitPlanModeInput {
 }
 
 #[async_trait]
-impl TypedTool for EnterPlanMode {
+impl Tool for EnterPlanMode {
     type Input = EnterPlanModeInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -62,17 +62,13 @@ impl TypedTool for EnterPlanMode {
         .with_loading(Loading::Defer)
     }
 
-    fn is_read_only(&self, _: &EnterPlanModeInput) -> bool {
+    fn info(&self, _: &EnterPlanModeInput) -> CallInfo {
         // Entering plan mode only takes permissions away.
-        true
+        CallInfo::reads().with_activity(Some("Entering plan mode".to_owned()))
     }
 
     async fn check_permissions(&self, _: &EnterPlanModeInput, _: &ToolContext) -> PermissionCheck {
         PermissionCheck::Allow
-    }
-
-    fn activity(&self, _: &EnterPlanModeInput) -> Option<String> {
-        Some("Entering plan mode".to_owned())
     }
 
     async fn call(
@@ -98,7 +94,7 @@ impl TypedTool for EnterPlanMode {
 }
 
 #[async_trait]
-impl TypedTool for ExitPlanMode {
+impl Tool for ExitPlanMode {
     type Input = ExitPlanModeInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -111,10 +107,10 @@ impl TypedTool for ExitPlanMode {
         .with_loading(Loading::Defer)
     }
 
-    fn is_read_only(&self, _: &ExitPlanModeInput) -> bool {
+    fn info(&self, _: &ExitPlanModeInput) -> CallInfo {
         // It changes no file; marked read-only so that plan mode itself does not block it. The
         // approval happens in the permission stage (see check_permissions).
-        true
+        CallInfo::reads().with_activity(Some("Presenting the plan".to_owned()))
     }
 
     async fn validate_input(
@@ -138,10 +134,6 @@ impl TypedTool for ExitPlanMode {
         PermissionCheck::Ask {
             reason: format!("approve this plan?\n\n{}", input.plan.trim()),
         }
-    }
-
-    fn activity(&self, _: &ExitPlanModeInput) -> Option<String> {
-        Some("Presenting the plan".to_owned())
     }
 
     async fn call(

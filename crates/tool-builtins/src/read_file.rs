@@ -1,6 +1,5 @@
 //! read_file: a file with `cat -n` line numbers, a window of lines, images as image blocks.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -10,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{
-    Content, PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool,
+    CallInfo, Content, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 
 use crate::file_state::FileState;
@@ -47,7 +46,7 @@ pub(crate) struct ReadFileInput {
 }
 
 #[async_trait]
-impl TypedTool for ReadFile {
+impl Tool for ReadFile {
     type Input = ReadFileInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -60,12 +59,11 @@ impl TypedTool for ReadFile {
         .with_max_result_chars(None)
     }
 
-    fn is_read_only(&self, _: &ReadFileInput) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &ReadFileInput) -> bool {
-        true
+    fn info(&self, input: &ReadFileInput) -> CallInfo {
+        CallInfo::reads()
+            .with_concurrency_safe(true)
+            .with_path(Some(rule_path(&input.path)))
+            .with_activity(Some(format!("Reading {}", input.path)))
     }
 
     async fn validate_input(
@@ -92,14 +90,6 @@ impl TypedTool for ReadFile {
 
     fn prompt(&self) -> Option<String> {
         Some("Use read_file to look at files rather than shell commands such as cat, head or tail. Read a file before editing it; edit_file and write_file refuse files you have not read.".to_owned())
-    }
-
-    fn activity(&self, input: &ReadFileInput) -> Option<String> {
-        Some(format!("Reading {}", input.path))
-    }
-
-    fn path(&self, input: &ReadFileInput) -> Option<PathBuf> {
-        Some(rule_path(&input.path))
     }
 
     async fn call(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -70,7 +70,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::roots::AllowedRoots;
 use crate::workspace::Workspace;
@@ -104,7 +104,7 @@ pub struct ShellInput {
 }
 
 #[async_trait]
-impl TypedTool for Shell {
+impl Tool for Shell {
     type Input = ShellInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -116,12 +116,16 @@ impl TypedTool for Shell {
         .with_search_hint("run shell command bash terminal")
     }
 
-    fn is_read_only(&self, input: &ShellInput) -> bool {
-        is_read_only_command(&input.command)
-    }
-
-    fn is_concurrency_safe(&self, input: &ShellInput) -> bool {
-        is_read_only_command(&input.command)
+    fn info(&self, input: &ShellInput) -> CallInfo {
+        let activity = match &input.description {
+            Some(d) if !d.trim().is_empty() => d.trim().to_owned(),
+            _ => format!("Running {}", first_line(&input.command)),
+        };
+        let read_only = is_read_only_command(&input.command);
+        CallInfo::reads_if(read_only)
+            .with_concurrency_safe(read_only)
+            .with_subject(Some(input.command.trim().to_owned()))
+            .with_activity(Some(activity))
     }
 
     async fn validate_input(&self, input: &ShellInput, _: &ToolContext) -> Result<(), ToolError> {
@@ -172,17 +176,6 @@ impl TypedTool for Shell {
         // The sandbox is not described here: the prompt stays the same on every machine and in
         // every mode, and a refused write explains itself in the result.
         Some("Each shell call starts a fresh shell in the working directory: `cd` does not carry over to the next call. Quote paths with spaces. Prefer the file tools over cat, sed, find and grep.".to_owned())
-    }
-
-    fn activity(&self, input: &ShellInput) -> Option<String> {
-        Some(match &input.description {
-            Some(d) if !d.trim().is_empty() => d.trim().to_owned(),
-            _ => format!("Running {}", first_line(&input.command)),
-        })
-    }
-
-    fn permission_subject(&self, input: &ShellInput) -> Option<String> {
-        Some(input.command.trim().to_owned())
     }
 
     async fn call(&self, input: ShellInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

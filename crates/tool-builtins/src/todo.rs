@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -61,7 +61,7 @@ pub(crate) struct TodoWriteInput {
 }
 
 #[async_trait]
-impl TypedTool for TodoWrite {
+impl Tool for TodoWrite {
     type Input = TodoWriteInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -73,10 +73,10 @@ impl TypedTool for TodoWrite {
         .with_search_hint("task list todo plan progress")
     }
 
-    fn is_read_only(&self, _: &TodoWriteInput) -> bool {
+    fn info(&self, _: &TodoWriteInput) -> CallInfo {
         // It changes only the session's own task list, never files or the world; plan mode
         // must allow it.
-        true
+        CallInfo::reads().with_activity(Some("Updating the task list".to_owned()))
     }
 
     async fn validate_input(
@@ -105,10 +105,6 @@ impl TypedTool for TodoWrite {
 
     async fn check_permissions(&self, _: &TodoWriteInput, _: &ToolContext) -> PermissionCheck {
         PermissionCheck::Allow
-    }
-
-    fn activity(&self, _: &TodoWriteInput) -> Option<String> {
-        Some("Updating the task list".to_owned())
     }
 
     async fn call(

@@ -12,7 +12,7 @@ use reqwest::{Response, StatusCode};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use url::{Host, Url};
 
 use crate::text::{cap_output, looks_binary};
@@ -86,7 +86,7 @@ pub(crate) struct WebFetchInput {
 }
 
 #[async_trait]
-impl TypedTool for WebFetch {
+impl Tool for WebFetch {
     type Input = WebFetchInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -98,12 +98,14 @@ impl TypedTool for WebFetch {
         .with_search_hint("fetch web page url http download")
     }
 
-    fn is_read_only(&self, _: &WebFetchInput) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &WebFetchInput) -> bool {
-        true
+    fn info(&self, input: &WebFetchInput) -> CallInfo {
+        let domain = parse_url(&input.url)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| format!("domain:{h}")));
+        CallInfo::reads()
+            .with_concurrency_safe(true)
+            .with_subject(domain)
+            .with_activity(Some(format!("Fetching {}", input.url)))
     }
 
     async fn validate_input(
@@ -123,16 +125,6 @@ impl TypedTool for WebFetch {
                 reason: err.to_string(),
             },
         }
-    }
-
-    fn activity(&self, input: &WebFetchInput) -> Option<String> {
-        Some(format!("Fetching {}", input.url))
-    }
-
-    fn permission_subject(&self, input: &WebFetchInput) -> Option<String> {
-        parse_url(&input.url)
-            .ok()
-            .and_then(|u| u.host_str().map(|h| format!("domain:{h}")))
     }
 
     async fn call(&self, input: WebFetchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

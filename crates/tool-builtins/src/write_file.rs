@@ -1,13 +1,12 @@
 //! write_file: creates or replaces a file, atomically, after checking the model has seen it.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::{PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tool_core::{CallInfo, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::file_state::FileState;
 use crate::offload::blocking;
@@ -33,7 +32,7 @@ pub(crate) struct WriteFileInput {
 }
 
 #[async_trait]
-impl TypedTool for WriteFile {
+impl Tool for WriteFile {
     type Input = WriteFileInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -56,12 +55,10 @@ impl TypedTool for WriteFile {
         self.workspace.check_path(ctx, &input.path, ask)
     }
 
-    fn activity(&self, input: &WriteFileInput) -> Option<String> {
-        Some(format!("Writing {}", input.path))
-    }
-
-    fn path(&self, input: &WriteFileInput) -> Option<PathBuf> {
-        Some(rule_path(&input.path))
+    fn info(&self, input: &WriteFileInput) -> CallInfo {
+        CallInfo::writes()
+            .with_path(Some(rule_path(&input.path)))
+            .with_activity(Some(format!("Writing {}", input.path)))
     }
 
     async fn call(

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::{
-    CancellationToken, Executor, PermissionCheck, PermissionRules, Permissions, Session, ToolCall,
-    ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec, Typed, TypedTool,
+    AnyTool, CallInfo, CancellationToken, Executor, PermissionCheck, PermissionRules, Permissions,
+    Session, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
 };
 
 /// Counts the words of a text.
@@ -26,7 +26,7 @@ struct WordCountInput {
 }
 
 #[async_trait]
-impl TypedTool for WordCount {
+impl Tool for WordCount {
     type Input = WordCountInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -34,12 +34,8 @@ impl TypedTool for WordCount {
             .with_search_hint("count words in text")
     }
 
-    fn is_read_only(&self, _: &WordCountInput) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &WordCountInput) -> bool {
-        true
+    fn info(&self, _: &WordCountInput) -> CallInfo {
+        CallInfo::reads().with_concurrency_safe(true)
     }
 
     async fn check_permissions(&self, _: &WordCountInput, _: &ToolContext) -> PermissionCheck {
@@ -65,7 +61,7 @@ impl TypedTool for WordCount {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let registry = Arc::new(ToolRegistry::new());
-    registry.register(Arc::new(Typed::new(WordCount)))?;
+    registry.register(AnyTool::new(WordCount))?;
     let dir = tempfile::tempdir()?;
     let session = Arc::new(Session::new(
         "example",

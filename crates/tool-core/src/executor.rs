@@ -12,12 +12,12 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::ResultBudget;
 use crate::call::ToolCall;
 use crate::context::{ExecutionEvent, Session, ToolContext};
+use crate::erased::PreparedCall;
 use crate::hooks::{HookCall, PostHookOutcome, PostToolHook, PreHookOutcome, PreToolHook};
 use crate::output::{Content, ToolError, ToolOutput};
 use crate::permission::{PermissionDecision, Permissions};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::ToolResult;
-use crate::tool::{self, PreparedCall};
 
 /// The most calls of one message that run at the same time.
 pub(crate) const MAX_CONCURRENT_CALLS: usize = 10;
@@ -166,7 +166,7 @@ impl Executor {
     }
 
     /// Stages 1 and 2 up to the tool's own checks: lookup (through a proxy to its target), the
-    /// JSON Schema, and the input parsed once into a [`PreparedCall`].
+    /// JSON Schema, and the input parsed once into a prepared call.
     pub(crate) fn admit(
         &self,
         call: ToolCall,
@@ -177,8 +177,8 @@ impl Executor {
         let entry = self.lookup(&name)?;
         Self::check_schema(&entry, &input)?;
         let (entry, input) = self.through_proxy(entry, input)?;
-        let tool = Arc::clone(entry.tool());
-        let prepared = tool::prepare(&tool, input).map_err(|err| Stop(err.to_string()))?;
+        let tool = entry.tool().clone();
+        let prepared = tool.prepare(input).map_err(|err| Stop(err.to_string()))?;
         let mut ctx = ToolContext::new(
             id,
             tool.spec().name.clone(),
@@ -325,8 +325,7 @@ impl Executor {
             .await
             .map_err(|err| Stop(err.to_string()))?;
         let (call, hook_allowed) = self.pre_hooks(&entry, call, &ctx).await?;
-        self.permission(&entry, call.as_ref(), &ctx, hook_allowed)
-            .await?;
+        self.permission(&entry, &call, &ctx, hook_allowed).await?;
         let input = call.input().clone();
         let output = self.call(&entry, call, &ctx).await?;
         let spec = entry.tool().spec();
@@ -349,9 +348,9 @@ impl Executor {
     async fn pre_hooks(
         &self,
         entry: &RegisteredTool,
-        mut call: Box<dyn PreparedCall>,
+        mut call: PreparedCall,
         ctx: &ToolContext,
-    ) -> Result<(Box<dyn PreparedCall>, bool), Stop> {
+    ) -> Result<(PreparedCall, bool), Stop> {
         let mut hook_allowed = false;
         for hook in &self.inner.pre_hooks {
             let hook_call = self.hook_call(ctx, call.input());
@@ -376,7 +375,7 @@ impl Executor {
         entry: &RegisteredTool,
         input: Value,
         ctx: &ToolContext,
-    ) -> Result<Box<dyn PreparedCall>, Stop> {
+    ) -> Result<PreparedCall, Stop> {
         let invalid = |message: String| {
             Stop(format!(
                 "a pre-tool hook rewrote the input into one that is not valid: {message}"
@@ -385,7 +384,10 @@ impl Executor {
         if let Some(message) = Self::schema_errors(entry, &input) {
             return Err(invalid(message));
         }
-        let call = tool::prepare(entry.tool(), input).map_err(|err| invalid(err.to_string()))?;
+        let call = entry
+            .tool()
+            .prepare(input)
+            .map_err(|err| invalid(err.to_string()))?;
         call.validate(ctx)
             .await
             .map_err(|err| invalid(err.to_string()))?;
@@ -396,7 +398,7 @@ impl Executor {
     async fn permission(
         &self,
         entry: &RegisteredTool,
-        call: &dyn PreparedCall,
+        call: &PreparedCall,
         ctx: &ToolContext,
         hook_allowed: bool,
     ) -> Result<(), Stop> {
@@ -415,7 +417,7 @@ impl Executor {
     async fn call(
         &self,
         entry: &RegisteredTool,
-        call: Box<dyn PreparedCall>,
+        call: PreparedCall,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, Stop> {
         let name = &entry.tool().spec().name;
@@ -485,7 +487,7 @@ impl Executor {
 /// its context.
 pub(crate) struct Admitted {
     entry: Arc<RegisteredTool>,
-    call: Box<dyn PreparedCall>,
+    call: PreparedCall,
     ctx: ToolContext,
 }
 

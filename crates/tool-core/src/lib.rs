@@ -1,6 +1,6 @@
 //! The Tool contract and its execution lifecycle for LLM coding agents.
 //!
-//! A [`Tool`] is a [`ToolSpec`] plus behaviour; its defaults are fail-closed (not read-only, not
+//! A [`Tool`] is a typed input, a [`ToolSpec`] and behaviour; its defaults are fail-closed (not read-only, not
 //! concurrency-safe, permission `ask`). An [`Executor`] runs every call through eight stages:
 //! lookup, validation, pre-tool hooks, permission, call, result budget, post-tool hooks, mapping.
 //! A failure at any stage becomes a [`ToolResult`] with `is_error: true` that tells the model what
@@ -12,8 +12,8 @@
 //! use serde::Deserialize;
 //! use serde_json::{Value, json};
 //! use tool_core::{
-//!     Executor, PermissionCheck, Session, ToolCall, ToolContext, ToolError, ToolOutput,
-//!     ToolRegistry, ToolSpec, Typed, TypedTool, CancellationToken,
+//!     AnyTool, CallInfo, CancellationToken, Executor, PermissionCheck, Session, Tool, ToolCall,
+//!     ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
 //! };
 //!
 //! /// Adds two numbers.
@@ -28,12 +28,12 @@
 //! }
 //!
 //! #[async_trait::async_trait]
-//! impl TypedTool for Add {
+//! impl Tool for Add {
 //!     type Input = AddInput;
 //!     fn spec(&self, input_schema: Value) -> ToolSpec {
 //!         ToolSpec::new("add", "Adds two integers.", input_schema)
 //!     }
-//!     fn is_read_only(&self, _: &AddInput) -> bool { true }
+//!     fn info(&self, _: &AddInput) -> CallInfo { CallInfo::reads() }
 //!     async fn check_permissions(&self, _: &AddInput, _: &ToolContext) -> PermissionCheck {
 //!         PermissionCheck::Allow
 //!     }
@@ -45,7 +45,7 @@
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let registry = Arc::new(ToolRegistry::new());
-//! registry.register(Arc::new(Typed::new(Add))).unwrap();
+//! registry.register(AnyTool::new(Add)).unwrap();
 //! let dir = std::env::temp_dir();
 //! let executor = Executor::builder(registry, Arc::new(Session::new("demo", &dir, &dir))).build();
 //! let call = ToolCall::new("toolu_1", "add", json!({"a": 2, "b": 40}));
@@ -61,6 +61,7 @@ mod call;
 pub mod child_env;
 mod claude;
 mod context;
+mod erased;
 mod error;
 mod executor;
 mod hooks;
@@ -73,7 +74,6 @@ mod result;
 mod rule;
 mod spec;
 mod tool;
-mod typed;
 
 pub use batch::Batch;
 pub use budget::{
@@ -82,6 +82,7 @@ pub use budget::{
 pub use call::ToolCall;
 pub use claude::tool_name_from_claude;
 pub use context::{ExecutionEvent, Session, ToolContext};
+pub use erased::{AnyTool, PreparedCall};
 pub use error::CoreError;
 pub use executor::{Executor, ExecutorBuilder, NameSuggester};
 pub use hooks::{
@@ -97,8 +98,7 @@ pub use registry::{RegisteredTool, ToolRegistry};
 pub use result::ToolResult;
 pub use rule::{PermissionRule, PermissionRules};
 pub use spec::{DEFAULT_MAX_RESULT_CHARS, Loading, Origin, ToolSpec, is_valid_tool_name};
-pub use tool::{PermissionCheck, PreparedCall, ProxyTarget, Tool};
-pub use typed::{Typed, TypedTool};
+pub use tool::{CallInfo, PermissionCheck, ProxyTarget, Tool};
 
 /// Re-exported so that tools can name the cancellation token type without a direct dependency.
 pub use tokio_util::sync::CancellationToken;

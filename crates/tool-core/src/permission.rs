@@ -24,10 +24,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::erased::{AnyTool, PreparedCall};
 use crate::mode::PermissionMode;
 use crate::rule::{PermissionRule, PermissionRules};
 use crate::spec::ToolSpec;
-use crate::tool::{PermissionCheck, PreparedCall, Tool};
+use crate::tool::PermissionCheck;
 
 /// Where an "always allow" answer should be remembered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,15 +206,12 @@ impl Permissions {
     /// Decides whether a (validated) call of `tool` with `input` may run.
     pub async fn decide(
         &self,
-        tool: &dyn Tool,
+        tool: &AnyTool,
         input: &Value,
         ctx: &ToolContext,
     ) -> PermissionDecision {
-        match crate::tool::prepare_borrowed(tool, input) {
-            Ok(call) => {
-                self.decide_with_hook(tool.spec(), call.as_ref(), ctx, false)
-                    .await
-            }
+        match tool.prepare(input.clone()) {
+            Ok(call) => self.decide_with_hook(tool.spec(), &call, ctx, false).await,
             Err(err) => PermissionDecision::Deny {
                 source: DecisionSource::Tool,
                 reason: err.to_string(),
@@ -227,7 +225,7 @@ impl Permissions {
     pub async fn decide_with_hook(
         &self,
         spec: &ToolSpec,
-        call: &dyn PreparedCall,
+        call: &PreparedCall,
         ctx: &ToolContext,
         hook_allowed: bool,
     ) -> PermissionDecision {
@@ -273,7 +271,7 @@ impl Permissions {
     fn matching_rules(
         &self,
         spec: &ToolSpec,
-        call: &dyn PreparedCall,
+        call: &PreparedCall,
         ctx: &ToolContext,
     ) -> [Option<PermissionRule>; 3] {
         let cwd = ctx.session().cwd().to_path_buf();
@@ -294,7 +292,7 @@ impl Permissions {
     async fn ask(
         &self,
         spec: &ToolSpec,
-        call: &dyn PreparedCall,
+        call: &PreparedCall,
         ctx: &ToolContext,
         mode: PermissionMode,
         reason: String,
@@ -361,7 +359,7 @@ impl Permissions {
 /// matched. `None` means the call must be asked.
 fn settled_without_asking(
     name: &str,
-    call: &dyn PreparedCall,
+    call: &PreparedCall,
     mode: PermissionMode,
     allow: Option<PermissionRule>,
     check: &PermissionCheck,

@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
+use crate::erased::AnyTool;
 use crate::error::CoreError;
-use crate::tool::Tool;
 
 /// A registered tool with its compiled input validator.
 pub struct RegisteredTool {
-    tool: Arc<dyn Tool>,
+    tool: AnyTool,
     validator: jsonschema::Validator,
 }
 
@@ -23,7 +23,7 @@ impl fmt::Debug for RegisteredTool {
 
 impl RegisteredTool {
     /// The tool.
-    pub fn tool(&self) -> &Arc<dyn Tool> {
+    pub fn tool(&self) -> &AnyTool {
         &self.tool
     }
 
@@ -73,7 +73,8 @@ impl ToolRegistry {
 
     /// Registers a tool, compiling its input schema. Fails on an invalid name or schema, or a
     /// name or alias that is already taken.
-    pub fn register(&self, tool: Arc<dyn Tool>) -> Result<(), CoreError> {
+    pub fn register(&self, tool: impl Into<AnyTool>) -> Result<(), CoreError> {
+        let tool = tool.into();
         let spec = tool.spec();
         spec.check()?;
         let validator = jsonschema::validator_for(&spec.input_schema).map_err(|err| {
@@ -107,11 +108,11 @@ impl ToolRegistry {
     }
 
     /// Removes a tool (by its canonical name) and its aliases; returns it if it was there.
-    pub fn unregister(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    pub fn unregister(&self, name: &str) -> Option<AnyTool> {
         let mut inner = self.write();
         let entry = inner.tools.remove(name)?;
         inner.aliases.retain(|_, target| target != name);
-        Some(Arc::clone(&entry.tool))
+        Some(entry.tool.clone())
     }
 
     /// Finds a tool by name or alias.
@@ -132,12 +133,8 @@ impl ToolRegistry {
     }
 
     /// Every tool, sorted by name.
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.read()
-            .tools
-            .values()
-            .map(|e| Arc::clone(&e.tool))
-            .collect()
+    pub fn tools(&self) -> Vec<AnyTool> {
+        self.read().tools.values().map(|e| e.tool.clone()).collect()
     }
 
     /// How many tools are registered.

@@ -8,9 +8,9 @@ use globset::GlobBuilder;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::erased::AnyTool;
 use crate::error::CoreError;
 use crate::spec::ToolSpec;
-use crate::tool::Tool;
 
 /// One permission rule: a tool (or a whole MCP server), optionally narrowed by a content pattern.
 ///
@@ -66,8 +66,12 @@ impl PermissionRule {
     }
 
     /// Whether the rule applies to a call of `tool` with `input`.
-    pub fn matches(&self, tool: &dyn Tool, input: &Value, cwd: &Path) -> bool {
-        self.matches_subject(tool.spec(), tool.permission_subject(input).as_deref(), cwd)
+    pub fn matches(&self, tool: &AnyTool, input: &Value, cwd: &Path) -> bool {
+        let subject = tool
+            .info(input)
+            .ok()
+            .and_then(|info| info.permission_subject());
+        self.matches_subject(tool.spec(), subject.as_deref(), cwd)
     }
 
     /// Whether the rule applies to a call of the tool `spec` describes, whose permission subject

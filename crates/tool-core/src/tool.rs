@@ -1,11 +1,11 @@
-//! The [`Tool`] trait and its fail-closed defaults, and [`PreparedCall`]: one call's input,
-//! parsed once, answering the per-input questions the lifecycle asks.
+//! The one tool contract: [`Tool`], its fail-closed defaults, and [`CallInfo`], what the
+//! lifecycle needs to know about one call, computed once from its parsed input.
 
-use std::borrow::Cow;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -40,45 +40,152 @@ impl PermissionCheck {
     }
 }
 
-/// A tool: a spec plus behaviour. Every behaviour takes the parsed input, because the same tool
-/// can differ by input (`shell` with `ls` is read-only, with `rm` it is not).
+/// What the lifecycle needs to know about one call, as plain values computed once from the
+/// parsed input: whether it only reads, whether it may do something irreversible, whether it may
+/// run alongside other calls, the file it touches, the text permission rules match, and a line
+/// for progress display.
 ///
-/// The defaults are fail-closed: a tool is not read-only, is destructive unless read-only, is not
-/// safe to run concurrently, and asks for permission. A wrong default costs a needless
-/// confirmation, never an unchecked write.
+/// It is fail-closed by construction: [`CallInfo::writes`] (also the [`Default`]) is not
+/// read-only, destructive and not concurrency-safe; [`CallInfo::reads`] is read-only and not
+/// destructive, and still runs alone unless [`CallInfo::with_concurrency_safe`] says otherwise.
+/// A wrong answer costs a needless confirmation, never an unchecked write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallInfo {
+    read_only: bool,
+    destructive: bool,
+    concurrency_safe: bool,
+    path: Option<PathBuf>,
+    subject: Option<String>,
+    activity: Option<String>,
+}
+
+impl Default for CallInfo {
+    fn default() -> Self {
+        Self::writes()
+    }
+}
+
+impl CallInfo {
+    /// A call that may change something: not read-only, destructive, not concurrency-safe.
+    pub fn writes() -> Self {
+        Self {
+            read_only: false,
+            destructive: true,
+            concurrency_safe: false,
+            path: None,
+            subject: None,
+            activity: None,
+        }
+    }
+
+    /// A call that only reads: read-only and not destructive (still not concurrency-safe).
+    pub fn reads() -> Self {
+        Self {
+            read_only: true,
+            destructive: false,
+            ..Self::writes()
+        }
+    }
+
+    /// [`CallInfo::reads`] if `read_only`, else [`CallInfo::writes`].
+    pub fn reads_if(read_only: bool) -> Self {
+        if read_only {
+            Self::reads()
+        } else {
+            Self::writes()
+        }
+    }
+
+    /// Whether the call may do something irreversible (deleting, overwriting, sending); an
+    /// additive write (creating a file that did not exist) is not.
+    #[must_use]
+    pub fn with_destructive(mut self, destructive: bool) -> Self {
+        self.destructive = destructive;
+        self
+    }
+
+    /// Whether the call may run at the same time as other concurrency-safe calls.
+    #[must_use]
+    pub fn with_concurrency_safe(mut self, safe: bool) -> Self {
+        self.concurrency_safe = safe;
+        self
+    }
+
+    /// The file the call touches, for permission rules such as `read_file(src/**)`.
+    #[must_use]
+    pub fn with_path(mut self, path: Option<PathBuf>) -> Self {
+        self.path = path;
+        self
+    }
+
+    /// The text permission rule contents match, when it is not the path: a shell tool gives its
+    /// command, so that `shell(git status:*)` can match it.
+    #[must_use]
+    pub fn with_subject(mut self, subject: Option<String>) -> Self {
+        self.subject = subject;
+        self
+    }
+
+    /// A short line for progress display, such as "Reading src/main.rs".
+    #[must_use]
+    pub fn with_activity(mut self, activity: Option<String>) -> Self {
+        self.activity = activity;
+        self
+    }
+
+    /// Whether the call only reads.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether the call may do something irreversible.
+    pub fn is_destructive(&self) -> bool {
+        self.destructive
+    }
+
+    /// Whether the call may run at the same time as other concurrency-safe calls.
+    pub fn is_concurrency_safe(&self) -> bool {
+        self.concurrency_safe
+    }
+
+    /// The file the call touches.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The text permission rule contents match: the subject if one was given, else the path.
+    pub fn permission_subject(&self) -> Option<String> {
+        self.subject
+            .clone()
+            .or_else(|| self.path.as_ref().map(|p| p.to_string_lossy().into_owned()))
+    }
+
+    /// The progress line.
+    pub fn activity(&self) -> Option<&str> {
+        self.activity.as_deref()
+    }
+}
+
+/// A tool: a typed input, a spec, and behaviour. The input type gives both the JSON Schema sent
+/// to the model and the parsing, so the two can never disagree; each call's input is parsed once,
+/// and every question the lifecycle asks of it is answered from the parsed value ([`Tool::info`]).
+/// A tool that reads its input as JSON (an MCP server's) takes `Input = serde_json::Value` and
+/// puts its own schema in its spec.
+///
+/// Register a tool wrapped in [`crate::AnyTool`]. The defaults are fail-closed: a call is not
+/// read-only, is destructive, is not safe to run concurrently, and asks for permission.
 #[async_trait]
-pub trait Tool: Send + Sync {
-    /// The tool's spec.
-    fn spec(&self) -> &ToolSpec;
+pub trait Tool: Send + Sync + 'static {
+    /// The input type; its JSON Schema is derived with schemars.
+    type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
+
+    /// The spec, given the schema derived from [`Tool::Input`] (a tool with `Input = Value`
+    /// passes its own schema instead). Asked once, when the tool is wrapped.
+    fn spec(&self, input_schema: Value) -> ToolSpec;
 
     /// Whether the tool is available at all (a disabled tool is not sent to the model).
     fn is_enabled(&self) -> bool {
         true
-    }
-
-    /// Whether this call only reads.
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
-    }
-
-    /// Whether this call may do something irreversible (deleting, overwriting, sending).
-    fn is_destructive(&self, input: &Value) -> bool {
-        !self.is_read_only(input)
-    }
-
-    /// Whether this call may run at the same time as other concurrency-safe calls.
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        false
-    }
-
-    /// Cheap in-memory checks after schema validation, before any permission prompt or disk I/O.
-    async fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
-        Ok(())
-    }
-
-    /// The tool's own permission verdict for this call.
-    async fn check_permissions(&self, _input: &Value, _ctx: &ToolContext) -> PermissionCheck {
-        PermissionCheck::ask_default(&self.spec().name)
     }
 
     /// Guidance for the system prompt, if the tool has any.
@@ -86,40 +193,36 @@ pub trait Tool: Send + Sync {
         None
     }
 
-    /// A short line for progress display, such as "Reading src/main.rs".
-    fn activity(&self, _input: &Value) -> Option<String> {
-        None
+    /// What a call with this input is (read-only? concurrency-safe? its path, permission
+    /// subject and progress line); the default, [`CallInfo::writes`], is fail-closed.
+    fn info(&self, _input: &Self::Input) -> CallInfo {
+        CallInfo::writes()
     }
 
-    /// The file this call touches, for permission rules such as `read_file(src/**)`.
-    fn path(&self, _input: &Value) -> Option<PathBuf> {
-        None
+    /// Cheap in-memory checks after schema validation, before any permission prompt or disk I/O.
+    async fn validate_input(
+        &self,
+        _input: &Self::Input,
+        _ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        Ok(())
     }
 
-    /// The text that permission rule contents match for this call: by default the path; a shell
-    /// tool returns its command, so that `shell(git status:*)` can match it.
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        self.path(input).map(|p| p.to_string_lossy().into_owned())
+    /// The tool's own permission verdict for this call; the default asks.
+    async fn check_permissions(&self, _input: &Self::Input, ctx: &ToolContext) -> PermissionCheck {
+        PermissionCheck::ask_default(ctx.tool_name())
     }
 
     /// Runs the call. Report progress with [`ToolContext::progress`]; observe
     /// [`ToolContext::cancellation`]. The executor also stops waiting when the call is cancelled
     /// and drops the future, so a tool must leave nothing behind when dropped.
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
-
-    /// Parses a schema-valid input once into a [`PreparedCall`] that answers every per-input
-    /// question of the lifecycle and then runs. A tool with a typed input ([`crate::Typed`])
-    /// returns one; the default, `None`, makes the executor ask the methods above with the JSON
-    /// input, which suits tools that read their input as JSON anyway (MCP tools).
-    fn prepare(&self, _input: &Value) -> Option<Result<Box<dyn PreparedCall>, ToolError>> {
-        None
-    }
+    async fn call(&self, input: Self::Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 
     /// For a proxy tool (such as tool-pool's `execute_tool`), the call this one stands for. The
     /// executor looks the target up and runs every later stage (validation, hooks, permission,
     /// the call with its progress, the target's result budget) for the target, once. The
     /// default, `None`, is an ordinary tool.
-    fn proxy_target(&self, _input: &Value) -> Option<Result<ProxyTarget, ToolError>> {
+    fn proxy_target(&self, _input: &Self::Input) -> Option<Result<ProxyTarget, ToolError>> {
         None
     }
 }
@@ -131,136 +234,4 @@ pub struct ProxyTarget {
     pub name: String,
     /// The target's input.
     pub input: Value,
-}
-
-/// One call's input, parsed once, with the tool that runs it: every per-input question of the
-/// lifecycle ([`Tool::is_read_only`], [`Tool::path`], the permission subject, ...) is answered
-/// from the parsed value, and [`PreparedCall::call`] consumes it.
-#[async_trait]
-pub trait PreparedCall: Send + Sync {
-    /// The input as JSON, as hooks and permission prompts show it.
-    fn input(&self) -> &Value;
-
-    /// See [`Tool::is_read_only`].
-    fn is_read_only(&self) -> bool;
-
-    /// See [`Tool::is_destructive`].
-    fn is_destructive(&self) -> bool;
-
-    /// See [`Tool::is_concurrency_safe`].
-    fn is_concurrency_safe(&self) -> bool;
-
-    /// See [`Tool::validate_input`].
-    async fn validate(&self, ctx: &ToolContext) -> Result<(), ToolError>;
-
-    /// See [`Tool::check_permissions`].
-    async fn check_permissions(&self, ctx: &ToolContext) -> PermissionCheck;
-
-    /// See [`Tool::activity`].
-    fn activity(&self) -> Option<String>;
-
-    /// See [`Tool::path`].
-    fn path(&self) -> Option<PathBuf>;
-
-    /// See [`Tool::permission_subject`].
-    fn permission_subject(&self) -> Option<String>;
-
-    /// See [`Tool::call`].
-    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
-}
-
-/// Prepares a call of `tool`: its own [`Tool::prepare`], or the JSON input as it is.
-pub(crate) fn prepare(
-    tool: &Arc<dyn Tool>,
-    input: Value,
-) -> Result<Box<dyn PreparedCall>, ToolError> {
-    match tool.prepare(&input) {
-        Some(prepared) => prepared,
-        None => Ok(Box::new(JsonCall {
-            tool: Arc::clone(tool),
-            input: Cow::Owned(input),
-        })),
-    }
-}
-
-/// [`prepare`] for a borrowed tool and input, for one-off questions such as
-/// [`crate::Permissions::decide`].
-pub(crate) fn prepare_borrowed<'a>(
-    tool: &'a dyn Tool,
-    input: &'a Value,
-) -> Result<Box<dyn PreparedCall + 'a>, ToolError> {
-    match tool.prepare(input) {
-        Some(prepared) => prepared.map(|call| call as Box<dyn PreparedCall + 'a>),
-        None => Ok(Box::new(JsonCall {
-            tool,
-            input: Cow::Borrowed(input),
-        })),
-    }
-}
-
-/// An owned or borrowed tool.
-trait ToolHandle: Send + Sync {
-    fn tool(&self) -> &dyn Tool;
-}
-
-impl ToolHandle for Arc<dyn Tool> {
-    fn tool(&self) -> &dyn Tool {
-        self.as_ref()
-    }
-}
-
-impl ToolHandle for &dyn Tool {
-    fn tool(&self) -> &dyn Tool {
-        *self
-    }
-}
-
-/// A call of a tool that reads its input as JSON.
-struct JsonCall<'a, T> {
-    tool: T,
-    input: Cow<'a, Value>,
-}
-
-#[async_trait]
-impl<T: ToolHandle> PreparedCall for JsonCall<'_, T> {
-    fn input(&self) -> &Value {
-        &self.input
-    }
-
-    fn is_read_only(&self) -> bool {
-        self.tool.tool().is_read_only(&self.input)
-    }
-
-    fn is_destructive(&self) -> bool {
-        self.tool.tool().is_destructive(&self.input)
-    }
-
-    fn is_concurrency_safe(&self) -> bool {
-        self.tool.tool().is_concurrency_safe(&self.input)
-    }
-
-    async fn validate(&self, ctx: &ToolContext) -> Result<(), ToolError> {
-        self.tool.tool().validate_input(&self.input, ctx).await
-    }
-
-    async fn check_permissions(&self, ctx: &ToolContext) -> PermissionCheck {
-        self.tool.tool().check_permissions(&self.input, ctx).await
-    }
-
-    fn activity(&self) -> Option<String> {
-        self.tool.tool().activity(&self.input)
-    }
-
-    fn path(&self) -> Option<PathBuf> {
-        self.tool.tool().path(&self.input)
-    }
-
-    fn permission_subject(&self) -> Option<String> {
-        self.tool.tool().permission_subject(&self.input)
-    }
-
-    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let Self { tool, input } = *self;
-        tool.tool().call(input.into_owned(), ctx).await
-    }
 }

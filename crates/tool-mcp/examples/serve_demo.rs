@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{
-    Executor, PermissionCheck, Session, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
-    Typed, TypedTool,
+    CallInfo, Executor, PermissionCheck, Session, Tool, ToolContext, ToolError, ToolOutput,
+    ToolRegistry, ToolSpec,
 };
 
 /// Adds two integers.
@@ -24,13 +24,13 @@ struct AddInput {
 }
 
 #[async_trait::async_trait]
-impl TypedTool for Add {
+impl Tool for Add {
     type Input = AddInput;
     fn spec(&self, input_schema: Value) -> ToolSpec {
         ToolSpec::new("add", "Adds two integers.", input_schema)
     }
-    fn is_read_only(&self, _: &AddInput) -> bool {
-        true
+    fn info(&self, _: &AddInput) -> CallInfo {
+        CallInfo::reads()
     }
     async fn check_permissions(&self, _: &AddInput, _: &ToolContext) -> PermissionCheck {
         PermissionCheck::Allow
@@ -55,13 +55,13 @@ struct EchoInput {
 }
 
 #[async_trait::async_trait]
-impl TypedTool for Echo {
+impl Tool for Echo {
     type Input = EchoInput;
     fn spec(&self, input_schema: Value) -> ToolSpec {
         ToolSpec::new("echo", "Echoes the message back.", input_schema)
     }
-    fn is_read_only(&self, _: &EchoInput) -> bool {
-        true
+    fn info(&self, _: &EchoInput) -> CallInfo {
+        CallInfo::reads()
     }
     async fn check_permissions(&self, _: &EchoInput, _: &ToolContext) -> PermissionCheck {
         PermissionCheck::Allow
@@ -78,7 +78,7 @@ struct DeleteEverything;
 struct NoInput {}
 
 #[async_trait::async_trait]
-impl TypedTool for DeleteEverything {
+impl Tool for DeleteEverything {
     type Input = NoInput;
     fn spec(&self, input_schema: Value) -> ToolSpec {
         ToolSpec::new(
@@ -95,9 +95,9 @@ impl TypedTool for DeleteEverything {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let registry = Arc::new(ToolRegistry::new());
-    registry.register(Arc::new(Typed::new(Add)))?;
-    registry.register(Arc::new(Typed::new(Echo)))?;
-    registry.register(Arc::new(Typed::new(DeleteEverything)))?;
+    registry.register(Add)?;
+    registry.register(Echo)?;
+    registry.register(DeleteEverything)?;
     let dir = std::env::temp_dir();
     let session = Arc::new(Session::new("mcp-serve-demo", &dir, &dir));
     let executor = Arc::new(Executor::builder(registry, session).build());

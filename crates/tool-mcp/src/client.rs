@@ -15,7 +15,9 @@ use rmcp::service::{NotificationContext, PeerRequestOptions};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
-use tool_core::{Content, Loading, Origin, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tool_core::{
+    CallInfo, Content, Loading, Origin, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
 
 /// Something a connection tells its supervisor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,20 +199,17 @@ impl Drop for CallGuard {
 
 #[async_trait]
 impl Tool for McpTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    type Input = Value;
+
+    /// The schema the server listed (not the derived one, which accepts any JSON).
+    fn spec(&self, _derived: Value) -> ToolSpec {
+        self.spec.clone()
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        self.read_only
-    }
-
-    fn is_destructive(&self, _input: &Value) -> bool {
-        self.destructive
-    }
-
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        self.read_only
+    fn info(&self, _input: &Value) -> CallInfo {
+        CallInfo::reads_if(self.read_only)
+            .with_destructive(self.destructive)
+            .with_concurrency_safe(self.read_only)
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -356,7 +355,7 @@ mod tests {
 
     #[test]
     fn listings_map_annotations_and_loading() {
-        let read_only = McpTool::from_listing(
+        let read_only = tool_core::AnyTool::new(McpTool::from_listing(
             "mcp__srv__get".into(),
             &json!({
                 "name": "get",
@@ -366,11 +365,11 @@ mod tests {
                 "_meta": {"anthropic/alwaysLoad": true},
             }),
             link(),
-        );
+        ));
         let input = json!({});
-        assert!(read_only.is_read_only(&input));
-        assert!(read_only.is_concurrency_safe(&input));
-        assert!(!read_only.is_destructive(&input));
+        assert!(read_only.info(&input).unwrap().is_read_only());
+        assert!(read_only.info(&input).unwrap().is_concurrency_safe());
+        assert!(!read_only.info(&input).unwrap().is_destructive());
         assert_eq!(read_only.spec().loading, Loading::AlwaysLoad);
         assert_eq!(read_only.spec().description, "Gets.");
         assert_eq!(
@@ -385,25 +384,25 @@ mod tests {
             "string"
         );
 
-        let additive = McpTool::from_listing(
+        let additive = tool_core::AnyTool::new(McpTool::from_listing(
             "mcp__srv__add".into(),
             &json!({"name": "add", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": false}}),
             link(),
-        );
-        assert!(!additive.is_read_only(&input));
-        assert!(!additive.is_concurrency_safe(&input));
-        assert!(!additive.is_destructive(&input));
+        ));
+        assert!(!additive.info(&input).unwrap().is_read_only());
+        assert!(!additive.info(&input).unwrap().is_concurrency_safe());
+        assert!(!additive.info(&input).unwrap().is_destructive());
         assert_eq!(additive.spec().loading, Loading::Defer);
 
         // No annotations: the fail-closed defaults.
-        let plain = McpTool::from_listing(
+        let plain = tool_core::AnyTool::new(McpTool::from_listing(
             "mcp__srv__run".into(),
             &json!({"name": "run", "inputSchema": {"type": "object"}}),
             link(),
-        );
-        assert!(!plain.is_read_only(&input));
-        assert!(plain.is_destructive(&input));
-        assert!(!plain.is_concurrency_safe(&input));
+        ));
+        assert!(!plain.info(&input).unwrap().is_read_only());
+        assert!(plain.info(&input).unwrap().is_destructive());
+        assert!(!plain.info(&input).unwrap().is_concurrency_safe());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use rmcp::{Peer, RoleClient, ServiceExt};
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use tool_core::{Tool, ToolRegistry};
+use tool_core::ToolRegistry;
 
 use crate::client::{LinkEvent, LinkHandler, McpTool, ServerLink};
 use crate::config::{McpConfig, ServerConfig};
@@ -283,11 +283,7 @@ impl Inner {
             let tool = McpTool::from_listing(name.clone(), entry, Arc::clone(&slot.link));
             // A tool whose schema or name the registry refuses is left out rather than taking
             // the whole server down.
-            if self
-                .registry
-                .register(Arc::new(tool) as Arc<dyn Tool>)
-                .is_ok()
-            {
+            if self.registry.register(tool).is_ok() {
                 taken.insert(name.clone());
                 registered.push(name);
             }

@@ -9,7 +9,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tool_core::{Content, ExecutionEvent, Executor, Tool, ToolCall, ToolResult};
+use tool_core::{AnyTool, Content, ExecutionEvent, Executor, ToolCall, ToolResult};
 
 use crate::error::McpError;
 
@@ -25,7 +25,7 @@ pub(crate) struct ToolServer {
 
 /// Which tools a server lists, asked at each `tools/list` (every tool stays callable): a tool
 /// pool's request tools, say, so that a client sees the few tools an agent would.
-pub type Listing = Arc<dyn Fn() -> Vec<Arc<dyn Tool>> + Send + Sync>;
+pub type Listing = Arc<dyn Fn() -> Vec<AnyTool> + Send + Sync>;
 
 impl std::fmt::Debug for ToolServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,17 +52,19 @@ impl ToolServer {
     }
 
     /// The `tools/list` entry for one tool (keys in a fixed order).
-    fn listing(tool: &dyn Tool) -> Value {
+    fn listing(tool: &AnyTool) -> Value {
         let spec = tool.spec();
-        let probe = Value::Object(serde_json::Map::new());
-        let read_only = tool.is_read_only(&probe);
+        // What a call with no arguments would be; an input that does not fit is fail-closed.
+        let probe = tool
+            .info(&Value::Object(serde_json::Map::new()))
+            .unwrap_or_default();
         let mut entry = json!({
             "name": spec.name,
             "description": spec.description,
             "inputSchema": spec.input_schema,
             "annotations": {
-                "readOnlyHint": read_only,
-                "destructiveHint": tool.is_destructive(&probe),
+                "readOnlyHint": probe.is_read_only(),
+                "destructiveHint": probe.is_destructive(),
             },
         });
         if let Some(output) = &spec.output_schema {
@@ -115,7 +117,7 @@ impl ServerHandler for ToolServer {
         let tools: Vec<Value> = tools
             .iter()
             .filter(|t| t.is_enabled())
-            .map(|t| Self::listing(t.as_ref()))
+            .map(Self::listing)
             .collect();
         serde_json::from_value(json!({ "tools": tools, "resultType": "complete" }))
             .map_err(internal)

@@ -31,10 +31,10 @@ async fn filesystem_reads_a_file_in_its_allowed_directory() {
     );
     assert_eq!(spec.loading, Loading::Defer);
     assert!(spec.input_schema["properties"]["path"].is_object());
-    assert!(tool.tool().is_read_only(&json!({})));
-    assert!(tool.tool().is_concurrency_safe(&json!({})));
+    assert!(tool.tool().info(&json!({})).unwrap().is_read_only());
+    assert!(tool.tool().info(&json!({})).unwrap().is_concurrency_safe());
     let write = registry.get("mcp__fs__write_file").unwrap();
-    assert!(!write.tool().is_read_only(&json!({})));
+    assert!(!write.tool().info(&json!({})).unwrap().is_read_only());
 
     let output = call(
         &registry,

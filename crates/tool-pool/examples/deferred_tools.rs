@@ -9,8 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    CancellationToken, Executor, Origin, PermissionCheck, PermissionRules, Permissions, Session,
-    Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
+    CallInfo, CancellationToken, Executor, Origin, PermissionCheck, PermissionRules, Permissions,
+    Session, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
 };
 use tool_pool::{PoolConfig, ToolPool};
 
@@ -19,12 +19,14 @@ struct Echo(ToolSpec);
 
 #[async_trait]
 impl Tool for Echo {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.0.clone()
     }
 
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
+    fn info(&self, _: &Value) -> CallInfo {
+        CallInfo::reads()
     }
 
     async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
@@ -39,16 +41,16 @@ impl Tool for Echo {
     }
 }
 
-fn mcp_tool(server: &str, tool: &str, description: &str) -> Arc<dyn Tool> {
+fn mcp_tool(server: &str, tool: &str, description: &str) -> Echo {
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-    Arc::new(Echo(
+    Echo(
         ToolSpec::new(format!("mcp__{server}__{tool}"), description, schema).with_origin(
             Origin::Mcp {
                 server: server.into(),
                 tool: tool.into(),
             },
         ),
-    ))
+    )
 }
 
 #[tokio::main]

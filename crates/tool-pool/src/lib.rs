@@ -27,7 +27,8 @@
 //! struct Stub(ToolSpec);
 //! #[async_trait::async_trait]
 //! impl Tool for Stub {
-//!     fn spec(&self) -> &ToolSpec { &self.0 }
+//!     type Input = serde_json::Value;
+//!     fn spec(&self, _: serde_json::Value) -> ToolSpec { self.0.clone() }
 //!     async fn call(&self, _: serde_json::Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
 //!         Ok(ToolOutput::text("ok"))
 //!     }
@@ -39,7 +40,7 @@
 //! let pool = ToolPool::new(Arc::clone(&registry), PoolConfig::default()).unwrap();
 //! let send = ToolSpec::new("mcp__slack__send_message", "Sends a Slack message.", schema)
 //!     .with_origin(Origin::Mcp { server: "slack".into(), tool: "send_message".into() });
-//! pool.add_mcp_tool(Arc::new(Stub(send))).unwrap();
+//! pool.add_mcp_tool(Stub(send)).unwrap();
 //!
 //! // The MCP tool is deferred: the request carries the core tools and the two search tools.
 //! assert_eq!(pool.request_tools().names(), ["execute_tool", "read_file", "tool_search"]);

@@ -6,7 +6,7 @@ use std::sync::{Arc, MutexGuard, Weak};
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
 use serde_json::Value;
-use tool_core::{NameSuggester, Origin, PermissionRules, Tool, ToolRegistry};
+use tool_core::{AnyTool, NameSuggester, Origin, PermissionRules, ToolRegistry};
 
 use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 use crate::error::PoolError;
@@ -21,7 +21,7 @@ use crate::tools::{ExecuteTool, ToolSearchTool};
 #[derive(Clone, Default)]
 pub struct RequestTools {
     /// Every tool of the request, in order.
-    pub tools: Vec<Arc<dyn Tool>>,
+    pub tools: Vec<AnyTool>,
     /// How many of `tools` form the stable prefix.
     pub stable_len: usize,
     /// How the tools after the stable part got there. With [`Activation::Native`] they are
@@ -48,7 +48,7 @@ impl RequestTools {
     /// The tools declared deferred (`defer_loading`): with native activation, those after the
     /// stable part, as long as the stable part keeps at least one tool loaded (an API refuses a
     /// request whose every tool is deferred); else none.
-    pub fn deferred(&self) -> &[Arc<dyn Tool>] {
+    pub fn deferred(&self) -> &[AnyTool] {
         match self.activation {
             Activation::Native if self.stable_len > 0 => {
                 self.tools.get(self.stable_len..).unwrap_or_default()
@@ -133,10 +133,10 @@ impl ToolPool {
         let weak: Weak<Shared> = Arc::downgrade(&shared);
         let activation = shared.config.activation;
         if !registry.contains(TOOL_SEARCH) {
-            registry.register(Arc::new(ToolSearchTool::new(weak.clone(), activation)))?;
+            registry.register(ToolSearchTool::new(weak.clone(), activation))?;
         }
         if !registry.contains(EXECUTE_TOOL) {
-            registry.register(Arc::new(ExecuteTool::new(weak)))?;
+            registry.register(ExecuteTool::new(weak))?;
         }
         let pool = Self { shared };
         pool.sync();
@@ -228,8 +228,8 @@ impl ToolPool {
 
     /// Adds an MCP tool; a built-in of the same name wins (the MCP tool is skipped and `false`
     /// returned). An MCP tool of the same name is replaced.
-    pub fn add_mcp_tool(&self, tool: Arc<dyn Tool>) -> Result<bool, PoolError> {
-        let added = self.shared.add_mcp_tool(tool)?;
+    pub fn add_mcp_tool(&self, tool: impl Into<AnyTool>) -> Result<bool, PoolError> {
+        let added = self.shared.add_mcp_tool(tool.into())?;
         self.sync();
         Ok(added)
     }
@@ -260,7 +260,7 @@ impl ToolPool {
 
     /// The tools the model may see at all: enabled and not denied outright, built-ins first, then
     /// MCP tools, each part sorted by name.
-    pub fn visible_tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub fn visible_tools(&self) -> Vec<AnyTool> {
         self.shared.visible_tools()
     }
 
@@ -297,8 +297,8 @@ impl ToolPool {
         let active = self.shared.deferral_active(&visible);
         let mode = self.shared.config.mode;
         let activation = self.shared.config.activation;
-        let mut deferred: BTreeMap<String, Arc<dyn Tool>> = BTreeMap::new();
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut deferred: BTreeMap<String, AnyTool> = BTreeMap::new();
+        let mut tools: Vec<AnyTool> = Vec::new();
         for tool in visible {
             let name = tool.spec().name.as_str();
             let dropped = match name {
@@ -309,7 +309,7 @@ impl ToolPool {
             if dropped {
                 continue;
             }
-            if active && self.shared.is_deferrable(tool.as_ref()) {
+            if active && self.shared.is_deferrable(&tool) {
                 deferred.insert(name.to_owned(), tool);
             } else {
                 tools.push(tool);

@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde_json::Value;
-use tool_core::{Loading, Origin, PermissionRules, Tool, ToolRegistry};
+use tool_core::{AnyTool, Loading, Origin, PermissionRules, ToolRegistry};
 use tool_search::{Parameter, ToolDocument};
 
 use crate::config::{EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
@@ -74,7 +74,7 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn add_mcp_tool(&self, tool: Arc<dyn Tool>) -> Result<bool, PoolError> {
+    pub(crate) fn add_mcp_tool(&self, tool: AnyTool) -> Result<bool, PoolError> {
         let name = tool.spec().name.clone();
         if let Some(existing) = self.registry.get(&name) {
             if existing.tool().spec().origin == Origin::BuiltIn {
@@ -86,7 +86,7 @@ impl Shared {
         Ok(true)
     }
 
-    pub(crate) fn is_deferrable(&self, tool: &dyn Tool) -> bool {
+    pub(crate) fn is_deferrable(&self, tool: &AnyTool) -> bool {
         let spec = tool.spec();
         if spec.name == TOOL_SEARCH
             || spec.name == EXECUTE_TOOL
@@ -102,7 +102,7 @@ impl Shared {
         true
     }
 
-    pub(crate) fn visible_tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub(crate) fn visible_tools(&self) -> Vec<AnyTool> {
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
         let (mut builtins, mut mcp): (Vec<_>, Vec<_>) = self
             .registry
@@ -116,10 +116,10 @@ impl Shared {
         builtins
     }
 
-    pub(crate) fn deferral_active(&self, visible: &[Arc<dyn Tool>]) -> bool {
+    pub(crate) fn deferral_active(&self, visible: &[AnyTool]) -> bool {
         match self.config.mode {
             DeferralMode::Standard => false,
-            DeferralMode::Always => visible.iter().any(|t| self.is_deferrable(t.as_ref())),
+            DeferralMode::Always => visible.iter().any(|t| self.is_deferrable(t)),
             DeferralMode::Auto { percent } => {
                 self.deferrable_tokens(visible) * 100
                     > usize::from(percent) * self.config.context_window
@@ -127,13 +127,13 @@ impl Shared {
         }
     }
 
-    pub(crate) fn deferrable_tokens(&self, visible: &[Arc<dyn Tool>]) -> usize {
+    pub(crate) fn deferrable_tokens(&self, visible: &[AnyTool]) -> usize {
         let counter = Arc::clone(&self.counter.read().unwrap_or_else(|e| e.into_inner()));
         visible
             .iter()
-            .filter(|t| self.is_deferrable(t.as_ref()))
+            .filter(|t| self.is_deferrable(t))
             .map(|t| {
-                let text = schema_text(t.as_ref());
+                let text = schema_text(t);
                 counter
                     .count_tokens(&text)
                     .unwrap_or_else(|| CharEstimate::estimate(&text))
@@ -148,17 +148,17 @@ impl Shared {
         }
         visible
             .iter()
-            .filter(|t| self.is_deferrable(t.as_ref()))
+            .filter(|t| self.is_deferrable(t))
             .map(|t| t.spec().name.clone())
             .collect()
     }
 
     pub(crate) fn sync(&self) {
         let visible = self.visible_tools();
-        let deferrable: BTreeMap<String, Arc<dyn Tool>> = visible
+        let deferrable: BTreeMap<String, AnyTool> = visible
             .iter()
-            .filter(|t| self.is_deferrable(t.as_ref()))
-            .map(|t| (t.spec().name.clone(), Arc::clone(t)))
+            .filter(|t| self.is_deferrable(t))
+            .map(|t| (t.spec().name.clone(), t.clone()))
             .collect();
         let deferred_now: BTreeSet<String> = if self.deferral_active(&visible) {
             deferrable.keys().cloned().collect()
@@ -169,11 +169,7 @@ impl Shared {
         let stale: Vec<String> = state
             .indexed
             .iter()
-            .filter(|(name, fp)| {
-                deferrable
-                    .get(*name)
-                    .is_none_or(|t| fingerprint(t.as_ref()) != **fp)
-            })
+            .filter(|(name, fp)| deferrable.get(*name).is_none_or(|t| fingerprint(t) != **fp))
             .map(|(name, _)| name.clone())
             .collect();
         for name in stale {
@@ -183,10 +179,8 @@ impl Shared {
         let mut fresh = Vec::new();
         for (name, tool) in &deferrable {
             if !state.indexed.contains_key(name) {
-                fresh.push(document(tool.as_ref()));
-                state
-                    .indexed
-                    .insert(name.clone(), fingerprint(tool.as_ref()));
+                fresh.push(document(tool));
+                state.indexed.insert(name.clone(), fingerprint(tool));
             }
         }
         // In one batch: a dense side embeds a connecting server's tools together.
@@ -205,12 +199,12 @@ impl Shared {
 }
 
 /// The text whose tokens `auto` counts: what sending the tool would cost.
-fn schema_text(tool: &dyn Tool) -> String {
+fn schema_text(tool: &AnyTool) -> String {
     let spec = tool.spec();
     format!("{}\n{}\n{}", spec.name, spec.description, spec.input_schema)
 }
 
-fn fingerprint(tool: &dyn Tool) -> u64 {
+fn fingerprint(tool: &AnyTool) -> u64 {
     let spec = tool.spec();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     spec.name.hash(&mut hasher);
@@ -222,7 +216,7 @@ fn fingerprint(tool: &dyn Tool) -> u64 {
 }
 
 /// A tool as a search document: its name, hint, description, origin and parameters.
-pub fn document(tool: &dyn Tool) -> ToolDocument {
+pub fn document(tool: &AnyTool) -> ToolDocument {
     let spec = tool.spec();
     let (server, mcp_tool) = match &spec.origin {
         Origin::Mcp { server, tool } => (Some(server.clone()), Some(tool.clone())),

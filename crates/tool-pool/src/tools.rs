@@ -1,11 +1,12 @@
 //! `tool_search` and `execute_tool`: the two tools that make deferral work.
 
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    Loading, PermissionCheck, ProxyTarget, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    AnyTool, CallInfo, Loading, PermissionCheck, ProxyTarget, Tool, ToolContext, ToolError,
+    ToolOutput, ToolSpec,
 };
 
 use crate::config::{EXECUTE_TOOL, TOOL_SEARCH};
@@ -114,27 +115,24 @@ fn describe(shared: &Shared, names: &[String], with_schema: bool) -> String {
 
 #[async_trait]
 impl Tool for ToolSearchTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.spec.clone()
     }
 
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
+    fn info(&self, input: &Value) -> CallInfo {
+        let activity = input
+            .get("query")
+            .and_then(Value::as_str)
+            .map(|q| format!("Searching tools for \"{q}\""));
+        CallInfo::reads()
+            .with_concurrency_safe(true)
+            .with_activity(activity)
     }
 
     async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
         PermissionCheck::Allow
-    }
-
-    fn activity(&self, input: &Value) -> Option<String> {
-        input
-            .get("query")
-            .and_then(Value::as_str)
-            .map(|q| format!("Searching tools for \"{q}\""))
     }
 
     async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -215,7 +213,7 @@ fn with_note(mut output: ToolOutput, note: &str) -> ToolOutput {
 
 impl ToolSearchTool {
     fn select(&self, shared: &Shared, list: &str, deferred: &[String]) -> ToolOutput {
-        let visible: Vec<Arc<dyn Tool>> = shared.visible_tools();
+        let visible: Vec<AnyTool> = shared.visible_tools();
         let mut found = Vec::new();
         let mut loaded = Vec::new();
         let mut missing = Vec::new();
@@ -309,11 +307,11 @@ impl ExecuteTool {
         Self { shared, spec }
     }
 
-    fn target(&self, input: &Value) -> Option<Arc<dyn Tool>> {
+    fn target(&self, input: &Value) -> Option<AnyTool> {
         let shared = self.shared.upgrade()?;
         let name = input.get("tool_name").and_then(Value::as_str)?;
         let entry = shared.registry.get(name)?;
-        Some(Arc::clone(entry.tool()))
+        Some(entry.tool().clone())
     }
 }
 
@@ -354,26 +352,25 @@ fn callable_target(shared: &Shared, wanted: &str) -> Result<String, ToolError> {
 
 #[async_trait]
 impl Tool for ExecuteTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.spec.clone()
     }
 
-    fn is_read_only(&self, input: &Value) -> bool {
-        self.target(input)
-            .is_some_and(|t| t.spec().name != EXECUTE_TOOL && t.is_read_only(&target_input(input)))
-    }
-
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
-        self.target(input).is_some_and(|t| {
-            t.spec().name != EXECUTE_TOOL && t.is_concurrency_safe(&target_input(input))
-        })
-    }
-
-    fn activity(&self, input: &Value) -> Option<String> {
-        let target = self.target(input)?;
-        target
-            .activity(&target_input(input))
-            .or_else(|| Some(format!("Running {}", target.spec().name)))
+    /// The target's, with "Running <target>" when it gives no progress line.
+    fn info(&self, input: &Value) -> CallInfo {
+        let Some(target) = self.target(input) else {
+            return CallInfo::writes();
+        };
+        let running = format!("Running {}", target.name());
+        let info = if target.name() == EXECUTE_TOOL {
+            CallInfo::writes()
+        } else {
+            target.info(&target_input(input)).unwrap_or_default()
+        };
+        let activity = info.activity().map_or(running, str::to_owned);
+        info.with_activity(Some(activity))
     }
 
     /// The executor runs the target in this call's place (see [`Tool::proxy_target`]), so a

@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let registry = Arc::new(ToolRegistry::new());
-    registry.register(Arc::new(SkillTool::typed(Arc::clone(&session))))?;
+    registry.register(SkillTool::new(Arc::clone(&session)))?;
     let tool_session = Arc::new(Session::new(
         "example",
         root.path().join("session"),

@@ -270,11 +270,13 @@ mod tests {
 
     #[async_trait::async_trait]
     impl tool_core::Tool for Shell {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
+        type Input = serde_json::Value;
+        fn spec(&self, _: serde_json::Value) -> ToolSpec {
+            self.0.clone()
         }
-        fn permission_subject(&self, input: &serde_json::Value) -> Option<String> {
-            input["command"].as_str().map(str::to_owned)
+        fn info(&self, input: &serde_json::Value) -> tool_core::CallInfo {
+            let command = input["command"].as_str().map(str::to_owned);
+            tool_core::CallInfo::writes().with_subject(command)
         }
         async fn call(
             &self,
@@ -287,11 +289,11 @@ mod tests {
 
     #[tokio::test]
     async fn allowed_tools_apply_while_the_skill_is_in_use_and_within_deny_rules() {
-        let shell = Shell(ToolSpec::new(
+        let shell = tool_core::AnyTool::new(Shell(ToolSpec::new(
             "shell",
             "Runs a command.",
             json!({"type": "object"}),
-        ));
+        )));
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext::new(
             "t",

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{
-    Loading, PermissionCheck, ToolContext, ToolError, ToolOutput, ToolSpec, Typed, TypedTool,
+    CallInfo, Loading, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 
 use crate::session::{Allowances, SkillSession};
@@ -33,11 +33,6 @@ impl SkillTool {
     /// The tool over `session`.
     pub fn new(session: Arc<SkillSession>) -> Self {
         Self { session }
-    }
-
-    /// The tool, ready to register.
-    pub fn typed(session: Arc<SkillSession>) -> Typed<Self> {
-        Typed::new(Self::new(session))
     }
 }
 
@@ -80,7 +75,7 @@ impl SkillInput {
 }
 
 #[async_trait]
-impl TypedTool for SkillTool {
+impl Tool for SkillTool {
     type Input = SkillInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -96,16 +91,21 @@ impl TypedTool for SkillTool {
         .with_loading(Loading::AlwaysLoad)
     }
 
-    fn is_read_only(&self, _input: &SkillInput) -> bool {
-        true
-    }
-
-    /// A skill that lists `allowed-tools` changes what later calls may do, so it runs alone and
-    /// the calls after it in the same message see its grant; any other use runs beside others.
-    fn is_concurrency_safe(&self, input: &SkillInput) -> bool {
-        given(&input.name)
+    /// Read-only. A skill that lists `allowed-tools` changes what later calls may do, so it runs
+    /// alone and the calls after it in the same message see its grant; any other use runs beside
+    /// others.
+    fn info(&self, input: &SkillInput) -> CallInfo {
+        let grants = given(&input.name)
             .and_then(|name| self.session.set().get(name))
-            .is_none_or(|skill| skill.allowed_tools.is_empty())
+            .is_some_and(|skill| !skill.allowed_tools.is_empty());
+        let activity = match input.request() {
+            Ok(Request::Name(name)) => Some(format!("Using skill {name}")),
+            Ok(Request::Query(query)) => Some(format!("Finding skills for {query}")),
+            Err(_) => None,
+        };
+        CallInfo::reads()
+            .with_concurrency_safe(!grants)
+            .with_activity(activity)
     }
 
     async fn validate_input(
@@ -118,13 +118,6 @@ impl TypedTool for SkillTool {
 
     async fn check_permissions(&self, _input: &SkillInput, _ctx: &ToolContext) -> PermissionCheck {
         PermissionCheck::Allow
-    }
-
-    fn activity(&self, input: &SkillInput) -> Option<String> {
-        match input.request().ok()? {
-            Request::Name(name) => Some(format!("Using skill {name}")),
-            Request::Query(query) => Some(format!("Finding skills for {query}")),
-        }
     }
 
     async fn call(&self, input: SkillInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -225,7 +218,8 @@ mod tests {
 
     use serde_json::json;
     use tool_core::{
-        CancellationToken, Executor, PermissionRules, Permissions, Session, ToolCall, ToolRegistry,
+        AnyTool, CancellationToken, Executor, PermissionRules, Permissions, Session, ToolCall,
+        ToolRegistry,
     };
 
     use super::*;
@@ -258,9 +252,7 @@ mod tests {
             SkillSession::new(set).granting_in(Arc::clone(&permissions), ["release".to_owned()]),
         );
         let registry = Arc::new(ToolRegistry::new());
-        registry
-            .register(Arc::new(SkillTool::typed(session)))
-            .unwrap();
+        registry.register(SkillTool::new(session)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let executor = Executor::builder(
             registry,
@@ -305,11 +297,10 @@ mod tests {
 
     #[test]
     fn read_only_concurrency_safe_and_always_loaded() {
-        let tool = SkillTool::typed(Arc::new(SkillSession::new(Arc::default())));
-        let input = json!({"name": "x"});
-        use tool_core::Tool as _;
-        assert!(tool.is_read_only(&input));
-        assert!(tool.is_concurrency_safe(&input));
+        let tool = AnyTool::new(SkillTool::new(Arc::new(SkillSession::new(Arc::default()))));
+        let info = tool.info(&json!({"name": "x"})).unwrap();
+        assert!(info.is_read_only());
+        assert!(info.is_concurrency_safe());
         assert_eq!(tool.spec().loading, Loading::AlwaysLoad);
         insta::assert_json_snapshot!(tool.spec().input_schema);
     }
@@ -320,10 +311,10 @@ mod tests {
             skill("release", "Cut a release.", &["shell(make release:*)"]),
             skill("changelog", "Write the changelog entry.", &[]),
         ]));
-        let tool = SkillTool::typed(Arc::new(SkillSession::new(set)));
-        use tool_core::Tool as _;
-        assert!(!tool.is_concurrency_safe(&json!({"name": "release"})));
-        assert!(tool.is_concurrency_safe(&json!({"name": "changelog"})));
-        assert!(tool.is_concurrency_safe(&json!({"query": "release"})));
+        let tool = AnyTool::new(SkillTool::new(Arc::new(SkillSession::new(set))));
+        let concurrent = |input| tool.info(&input).unwrap().is_concurrency_safe();
+        assert!(!concurrent(json!({"name": "release"})));
+        assert!(concurrent(json!({"name": "changelog"})));
+        assert!(concurrent(json!({"query": "release"})));
     }
 }

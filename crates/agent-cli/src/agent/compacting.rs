@@ -110,7 +110,7 @@ impl Agent {
             messages.extend_from_slice(history);
             messages.push(compaction::summary_request(keep));
             let request = ModelRequest {
-                messages,
+                messages: messages.into(),
                 ..self.request()
             };
             match finished(self.provider.stream(&request, cancel)).await {

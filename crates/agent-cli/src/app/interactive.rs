@@ -93,7 +93,8 @@ pub(crate) fn print_recap(agent: &Agent) {
     let describe = |name: &str, input: &serde_json::Value| {
         registry
             .get(name)
-            .and_then(|entry| entry.tool().activity(input))
+            .and_then(|entry| entry.tool().info(input).ok())
+            .and_then(|call| call.activity().map(str::to_owned))
             .unwrap_or_else(|| format!("{name} {input}"))
     };
     let lines = agent_cli::recap::recap(

@@ -148,7 +148,7 @@ pub(crate) async fn tools_search(
     runtime.settle_mcp().await;
     let mut index = tool_search::SearchIndex::default();
     for tool in runtime.pool.visible_tools() {
-        index.add(tool_pool::document(tool.as_ref()));
+        index.add(tool_pool::document(&tool));
     }
     let results = index.search(query, limit)?;
     let mut out = std::io::stdout().lock();

@@ -55,7 +55,7 @@ impl AnthropicProvider {
 impl Provider for AnthropicProvider {
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'_>,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         let body = request_body(request, self.endpoint.model_for(&request.model));

@@ -27,7 +27,7 @@
 //! let request = ModelRequest {
 //!     model: config.model.clone(),
 //!     system: vec!["You are a coding agent.".to_owned()],
-//!     messages: vec![Message::user_text("Say hello.")],
+//!     messages: vec![Message::user_text("Say hello.")].into(),
 //!     tools: tool_pool::RequestTools::default(),
 //!     max_tokens: 1024,
 //!     thinking: Thinking::Off,
@@ -69,17 +69,20 @@ pub use responses::ResponsesProvider;
 pub use scripted::Scripted;
 pub use thinking::Thinking;
 
+use std::borrow::Cow;
+
 use crate::conversation::{Block, Message, Role, StopReason, Usage};
 
 /// What one model request carries, in neutral form; each provider renders it to its wire format.
+/// It borrows the conversation (the agent's own messages are never copied to send them).
 #[derive(Debug, Clone)]
-pub struct ModelRequest {
+pub struct ModelRequest<'a> {
     /// The model's name.
     pub model: String,
     /// The system prompt: a stable part (cached) and optional later additions.
     pub system: Vec<String>,
     /// The conversation so far.
-    pub messages: Vec<Message>,
+    pub messages: Cow<'a, [Message]>,
     /// The tools, as the pool chose them; the provider renders them (and, for Anthropic, puts
     /// the cache breakpoint where the stable part ends).
     pub tools: RequestTools,
@@ -87,6 +90,16 @@ pub struct ModelRequest {
     pub max_tokens: u32,
     /// How much the model may think first.
     pub thinking: Thinking,
+}
+
+impl ModelRequest<'_> {
+    /// The same request, owning its messages (to keep it past the conversation it borrows).
+    pub fn into_owned(self) -> ModelRequest<'static> {
+        ModelRequest {
+            messages: Cow::Owned(self.messages.into_owned()),
+            ..self
+        }
+    }
 }
 
 /// What a provider reports while a response streams.
@@ -232,7 +245,7 @@ pub trait Provider: Send + Sync {
     /// item is [`ProviderError::Cancelled`]; dropping the stream drops the request.
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'_>,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a>;
 }

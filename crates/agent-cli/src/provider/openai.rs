@@ -60,7 +60,7 @@ impl OpenAiProvider {
 impl Provider for OpenAiProvider {
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'_>,
         cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         let model = self.endpoint.model_for(&request.model);

@@ -14,7 +14,7 @@ use crate::conversation::{Block, StopReason, Usage};
 #[derive(Debug, Default)]
 pub struct Scripted {
     script: Mutex<VecDeque<Response>>,
-    requests: Mutex<Vec<ModelRequest>>,
+    requests: Mutex<Vec<ModelRequest<'static>>>,
 }
 
 impl Scripted {
@@ -27,7 +27,7 @@ impl Scripted {
     }
 
     /// The requests sent so far, in order.
-    pub fn requests(&self) -> Vec<ModelRequest> {
+    pub fn requests(&self) -> Vec<ModelRequest<'static>> {
         self.requests
             .lock()
             .map(|requests| requests.clone())
@@ -38,11 +38,11 @@ impl Scripted {
 impl Provider for Scripted {
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'_>,
         _cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         if let Ok(mut requests) = self.requests.lock() {
-            requests.push(request.clone());
+            requests.push(request.clone().into_owned());
         }
         let next = self.script.lock().ok().and_then(|mut s| s.pop_front());
         match next {

@@ -2,14 +2,13 @@
 //! stand-in that refuses a tool outside the type's set, and a front end that names the sub-agent
 //! in every permission prompt.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    ExecutionEvent, PermissionCheck, PermissionRequest, Permissions, PromptAnswer, Tool,
-    ToolContext, ToolError, ToolOutput, ToolSpec,
+    AnyTool, CallInfo, ExecutionEvent, PermissionCheck, PermissionRequest, Permissions,
+    PromptAnswer, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 
 use crate::agent::AgentEvent;
@@ -17,79 +16,19 @@ use crate::frontend::FrontEnd;
 
 /// A tool of a read-only sub-agent: a call that would not only read is refused before it runs,
 /// so the sub-agent's type really is read-only (the shell keeps its read-only commands).
-pub struct ReadOnly {
-    inner: Arc<dyn Tool>,
-    agent: String,
-}
-
-impl ReadOnly {
-    /// Wraps `inner` for the sub-agent type `agent`.
-    pub fn wrap(inner: Arc<dyn Tool>, agent: &str) -> Arc<dyn Tool> {
-        Arc::new(Self {
-            inner,
-            agent: agent.to_owned(),
-        })
-    }
-}
-
-#[async_trait]
-impl Tool for ReadOnly {
-    fn spec(&self) -> &ToolSpec {
-        self.inner.spec()
-    }
-
-    fn is_enabled(&self) -> bool {
-        self.inner.is_enabled()
-    }
-
-    fn is_read_only(&self, input: &Value) -> bool {
-        self.inner.is_read_only(input)
-    }
-
-    fn is_destructive(&self, input: &Value) -> bool {
-        self.inner.is_destructive(input)
-    }
-
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
-        self.inner.is_concurrency_safe(input)
-    }
-
-    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
-        if !self.inner.is_read_only(input) {
-            return Err(ToolError::invalid(format!(
-                "the {} sub-agent only reads, and this {} call could change something; use a \
-                 call that only reads (for the shell: ls, cat, git status, ...), or say in your \
-                 answer what should be run",
-                self.agent,
-                self.inner.spec().name
-            )));
+pub fn read_only(inner: AnyTool, agent: &str) -> AnyTool {
+    let agent = agent.to_owned();
+    let name = inner.name().to_owned();
+    inner.gated(move |call: &CallInfo| {
+        if call.is_read_only() {
+            return Ok(());
         }
-        self.inner.validate_input(input, ctx).await
-    }
-
-    async fn check_permissions(&self, input: &Value, ctx: &ToolContext) -> PermissionCheck {
-        self.inner.check_permissions(input, ctx).await
-    }
-
-    fn prompt(&self) -> Option<String> {
-        self.inner.prompt()
-    }
-
-    fn activity(&self, input: &Value) -> Option<String> {
-        self.inner.activity(input)
-    }
-
-    fn path(&self, input: &Value) -> Option<PathBuf> {
-        self.inner.path(input)
-    }
-
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        self.inner.permission_subject(input)
-    }
-
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        self.inner.call(input, ctx).await
-    }
+        Err(ToolError::invalid(format!(
+            "the {agent} sub-agent only reads, and this {name} call could change something; use a \
+             call that only reads (for the shell: ls, cat, git status, ...), or say in your \
+             answer what should be run"
+        )))
+    })
 }
 
 /// Stands in for a tool a sub-agent may not use: the model never sees it, and a call of it is
@@ -101,7 +40,7 @@ pub struct Refused {
 
 impl Refused {
     /// The stand-in for the tool `name` in a sub-agent of type `agent`, whose tools are `allowed`.
-    pub fn stand_in(name: &str, agent: &str, allowed: &[String]) -> Arc<dyn Tool> {
+    pub fn stand_in(name: &str, agent: &str, allowed: &[String]) -> AnyTool {
         let reason = if name == super::kinds::AGENT_TOOL {
             format!(
                 "a sub-agent cannot start sub-agents; do the work with your own tools ({})",
@@ -114,7 +53,7 @@ impl Refused {
                 allowed.join(", ")
             )
         };
-        Arc::new(Self {
+        AnyTool::new(Self {
             spec: ToolSpec::new(
                 name,
                 "Not available to this sub-agent.",
@@ -127,8 +66,10 @@ impl Refused {
 
 #[async_trait]
 impl Tool for Refused {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.spec.clone()
     }
 
     async fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {

@@ -172,7 +172,9 @@ fn always_reads(name: &str, parent: &ToolRegistry) -> bool {
     parent.get(name).is_some_and(|entry| {
         let tool = entry.tool();
         matches!(tool.spec().origin, Origin::Mcp { .. })
-            && tool.is_read_only(&serde_json::json!({}))
+            && tool
+                .info(&serde_json::json!({}))
+                .is_ok_and(|call| call.is_read_only())
     })
 }
 

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_core::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
+use tool_core::{AnyTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 
-use super::guard::{ReadOnly, Refused, SubAgentFrontEnd};
+use super::guard::{Refused, SubAgentFrontEnd, read_only};
 use super::kinds::{AgentType, NEVER_OFFERED};
 use crate::agent::{Agent, Outcome, TurnReport};
 use crate::provider::Provider;
@@ -98,27 +98,27 @@ impl Launcher {
 
 /// The tools a sub-agent is offered, and stand-ins refusing every other tool of the parent.
 struct ToolSets {
-    offered: Vec<Arc<dyn Tool>>,
-    refused: Vec<Arc<dyn Tool>>,
+    offered: Vec<AnyTool>,
+    refused: Vec<AnyTool>,
 }
 
 /// The tools a sub-agent of `kind` is offered, and stand-ins refusing every other tool of the
 /// parent (the `agent` tool among them).
 fn tool_sets(kind: &AgentType, parent: &ToolRegistry) -> ToolSets {
     let reads_only = kind.reads_only(parent);
-    let mut offered: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut offered: Vec<AnyTool> = Vec::new();
     for name in kind.tool_names(parent) {
         let Some(entry) = parent.get(&name) else {
             continue;
         };
-        let tool = Arc::clone(entry.tool());
+        let tool = entry.tool().clone();
         // An alias may name a tool that is never offered.
         let name = tool.spec().name.as_str();
         if NEVER_OFFERED.contains(&name) || offered.iter().any(|t| t.spec().name == name) {
             continue;
         }
         offered.push(if reads_only {
-            ReadOnly::wrap(tool, &kind.name)
+            read_only(tool, &kind.name)
         } else {
             tool
         });

@@ -144,7 +144,8 @@ async fn only_a_type_whose_tools_all_read_runs_beside_other_calls() {
     let entry = runtime.registry.get(AGENT_TOOL).unwrap();
     let tool = entry.tool();
     let safe = |kind: &str| {
-        tool.is_concurrency_safe(&json!({"description": "d", "prompt": "p", "subagent_type": kind}))
+        let input = json!({"description": "d", "prompt": "p", "subagent_type": kind});
+        tool.info(&input).unwrap().is_concurrency_safe()
     };
     assert!(safe("explore"));
     assert!(safe("reader"));
@@ -222,7 +223,7 @@ struct FailsSecond {
 impl Provider for FailsSecond {
     fn stream<'a>(
         &'a self,
-        _request: &'a ModelRequest,
+        _request: &'a ModelRequest<'_>,
         _cancel: &'a CancellationToken,
     ) -> EventStream<'a> {
         let mut requests = self.requests.lock().unwrap();
@@ -281,8 +282,10 @@ struct Lookup(tool_core::ToolSpec);
 
 #[async_trait::async_trait]
 impl tool_core::Tool for Lookup {
-    fn spec(&self) -> &tool_core::ToolSpec {
-        &self.0
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> tool_core::ToolSpec {
+        self.0.clone()
     }
 
     async fn check_permissions(
@@ -339,7 +342,10 @@ async fn a_sub_agent_finds_its_deferred_tools_with_its_own_tool_search() {
             server: server.into(),
             tool: tool.into(),
         });
-        runtime.pool.add_mcp_tool(Arc::new(Lookup(spec))).unwrap();
+        runtime
+            .pool
+            .add_mcp_tool(tool_core::AnyTool::new(Lookup(spec)))
+            .unwrap();
     }
     let provider = canned(vec![
         reply(

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tool_core::{
-    Loading, PermissionCheck, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec, Typed,
-    TypedTool,
+    CallInfo, Loading, PermissionCheck, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry,
+    ToolSpec,
 };
 
 use super::kinds::{AGENT_TOOL, AgentType, AgentTypes, EXPLORE};
@@ -53,11 +53,6 @@ impl AgentTool {
         Self { types, launcher }
     }
 
-    /// The tool, ready to register.
-    pub fn into_tool(self) -> Arc<Typed<Self>> {
-        Arc::new(Typed::new(self))
-    }
-
     fn kind(&self, input: &AgentInput) -> Result<&AgentType, ToolError> {
         let name = input.kind_name();
         self.types.get(name).ok_or_else(|| {
@@ -99,7 +94,7 @@ impl AgentTool {
 }
 
 #[async_trait]
-impl TypedTool for AgentTool {
+impl Tool for AgentTool {
     type Input = AgentInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -108,12 +103,15 @@ impl TypedTool for AgentTool {
             .with_loading(Loading::AlwaysLoad)
     }
 
-    fn is_read_only(&self, input: &AgentInput) -> bool {
-        self.reads_only(input)
-    }
-
-    fn is_concurrency_safe(&self, input: &AgentInput) -> bool {
-        self.reads_only(input)
+    fn info(&self, input: &AgentInput) -> CallInfo {
+        let reads_only = self.reads_only(input);
+        CallInfo::reads_if(reads_only)
+            .with_concurrency_safe(reads_only)
+            .with_activity(Some(format!(
+                "{}: {}",
+                input.kind_name(),
+                input.description.trim()
+            )))
     }
 
     async fn validate_input(
@@ -134,14 +132,6 @@ impl TypedTool for AgentTool {
         // Starting a sub-agent does nothing by itself: each of its calls goes through the same
         // permission stage as the main agent's.
         PermissionCheck::Allow
-    }
-
-    fn activity(&self, input: &AgentInput) -> Option<String> {
-        Some(format!(
-            "{}: {}",
-            input.kind_name(),
-            input.description.trim()
-        ))
     }
 
     async fn call(&self, input: AgentInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -170,9 +160,7 @@ pub fn install(
         max_turns: DEFAULT_MAX_TURNS,
         meter,
     };
-    runtime
-        .registry
-        .register(AgentTool::new(types, launcher).into_tool())?;
+    runtime.registry.register(AgentTool::new(types, launcher))?;
     runtime.pool.sync();
     Ok(())
 }

@@ -46,33 +46,33 @@ fn tools() -> RequestTools {
     });
     let spec = tool_core::ToolSpec::new("read_file", "Reads a file.", schema);
     RequestTools {
-        tools: vec![Arc::new(Declared(spec))],
+        tools: vec![tool_core::AnyTool::new(Declared(spec))],
         stable_len: 1,
         ..RequestTools::default()
     }
 }
 
-fn request(messages: Vec<Message>) -> ModelRequest {
+fn request(messages: Vec<Message>) -> ModelRequest<'static> {
     ModelRequest {
         model: "test-model".to_owned(),
         system: vec![
             "You are a coding agent.".to_owned(),
             "The working directory is /repo.".to_owned(),
         ],
-        messages,
+        messages: messages.into(),
         tools: tools(),
         max_tokens: 1024,
         thinking: agent_cli::provider::Thinking::Off,
     }
 }
 
-fn ask() -> ModelRequest {
+fn ask() -> ModelRequest<'static> {
     request(vec![Message::user_text("What is in src/lib.rs?")])
 }
 
 async fn run(
     provider: &Arc<dyn Provider>,
-    request: &ModelRequest,
+    request: &ModelRequest<'_>,
 ) -> (Result<Response, ProviderError>, Vec<StreamEvent>) {
     collect(provider.stream(request, &CancellationToken::new())).await
 }
@@ -253,8 +253,8 @@ async fn anthropic_thinking_streams_and_goes_back_with_its_signature() {
             },
         ]
     );
-    req.messages.push(response.message);
-    req.messages.push(Message {
+    req.messages.to_mut().push(response.message);
+    req.messages.to_mut().push(Message {
         role: Role::User,
         content: vec![Block::ToolResult(text_result("toolu_1", "//! The crate."))],
     });
@@ -300,8 +300,8 @@ async fn openai_reasoning_streams_but_is_not_sent_back() {
             },
         ]
     );
-    req.messages.push(response.message);
-    req.messages.push(Message::user_text("And?"));
+    req.messages.to_mut().push(response.message);
+    req.messages.to_mut().push(Message::user_text("And?"));
     run(&provider, &req).await.0.unwrap();
     assert_eq!(
         server.bodies()[1]["messages"][2],
@@ -785,8 +785,10 @@ struct Declared(tool_core::ToolSpec);
 
 #[async_trait::async_trait]
 impl tool_core::Tool for Declared {
-    fn spec(&self) -> &tool_core::ToolSpec {
-        &self.0
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> tool_core::ToolSpec {
+        self.0.clone()
     }
 
     async fn call(
@@ -798,13 +800,13 @@ impl tool_core::Tool for Declared {
     }
 }
 
-fn declared(name: &str, description: &str) -> Arc<dyn tool_core::Tool> {
+fn declared(name: &str, description: &str) -> tool_core::AnyTool {
     let schema = json!({
         "type": "object",
         "properties": {"path": {"type": "string", "description": "The file path"}},
         "required": ["path"],
     });
-    Arc::new(Declared(tool_core::ToolSpec::new(
+    tool_core::AnyTool::new(Declared(tool_core::ToolSpec::new(
         name,
         description,
         schema,
@@ -834,7 +836,7 @@ fn default_pool() -> tool_pool::ToolPool {
         server: "slack".into(),
         tool: "send_message".into(),
     });
-    assert!(pool.add_mcp_tool(Arc::new(Declared(spec))).unwrap());
+    assert!(pool.add_mcp_tool(Declared(spec)).unwrap());
     pool
 }
 

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use serde_json::json;
 use tempfile::TempDir;
 use tool_builtins::{Builtins, NetworkPolicy, ReadDenies, SandboxMode, ShellConfig};
-use tool_core::{PermissionCheck, Session, Tool, ToolContext};
+use tool_core::{PermissionCheck, Session, ToolContext};
+
+use crate::support::Probe;
 
 /// What a case tries to do; the outcome says whether it happened.
 #[derive(Clone, Copy)]
@@ -301,7 +303,7 @@ printf '* filter=f diff=x\n' > .git/info/attributes
         }
     }
 
-    fn shell(&self, mode: SandboxMode, network: NetworkPolicy) -> Arc<dyn Tool> {
+    fn shell(&self, mode: SandboxMode, network: NetworkPolicy) -> Probe {
         let config = ShellConfig {
             program: Some("/bin/bash".into()),
             sandbox: mode,
@@ -309,13 +311,12 @@ printf '* filter=f diff=x\n' > .git/info/attributes
             temp_dirs: Some(vec![self.base.join("tmp")]),
             ..crate::support::shell_config()
         };
-        Builtins::new()
-            .shell_config(config)
-            .deny_reads(ReadDenies::new([".env"]))
-            .tools()
-            .into_iter()
-            .find(|tool| tool.spec().name == "shell")
-            .unwrap()
+        Probe::of(
+            &Builtins::new()
+                .shell_config(config)
+                .deny_reads(ReadDenies::new([".env"])),
+            "shell",
+        )
     }
 
     fn command(&self, case: &Case) -> String {
@@ -350,7 +351,7 @@ printf '* filter=f diff=x\n' > .git/info/attributes
     }
 
     /// Runs one case through `shell`, asking first when `unasked`; returns the outcome.
-    async fn outcome(&self, shell: &Arc<dyn Tool>, case: &Case, unasked: bool) -> &'static str {
+    async fn outcome(&self, shell: &Probe, case: &Case, unasked: bool) -> &'static str {
         self.reset();
         let config_before = std::fs::read(self.root.join(".git/config")).unwrap();
         let input = json!({"command": self.command(case)});

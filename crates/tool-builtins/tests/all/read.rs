@@ -152,7 +152,7 @@ async fn extra_roots_are_allowed() {
     let builtins = tool_builtins::Builtins::new().allowed_root(env.outside());
     let registry = tool_core::ToolRegistry::new();
     builtins.register_all(&registry).unwrap();
-    let tool = std::sync::Arc::clone(registry.get("read_file").unwrap().tool());
+    let tool = crate::support::Probe(registry.get("read_file").unwrap().tool().clone());
     let ctx = env.ctx("read_file");
     let path = env.outside().join("shared.txt");
     let out = tool

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use serde_json::json;
 use tempfile::TempDir;
 use tool_builtins::{Builtins, SandboxMode, ShellConfig, sandbox_support, sandbox_warning};
-use tool_core::{Session, Tool, ToolContext, ToolOutput};
+use tool_core::{Session, ToolContext, ToolOutput};
+
+use crate::support::Probe;
 
 /// A root and a directory beside it that is not a root, with a shell tool in `mode`.
 struct Sandboxed {
@@ -17,7 +19,7 @@ struct Sandboxed {
     root: PathBuf,
     elsewhere: PathBuf,
     session: Arc<Session>,
-    shell: Arc<dyn Tool>,
+    shell: Probe,
 }
 
 impl Sandboxed {
@@ -35,13 +37,7 @@ impl Sandboxed {
             temp_dirs: Some(vec![temp]),
             ..crate::support::shell_config()
         };
-        let shell = Builtins::new()
-            .shell_config(config)
-            .sandbox(mode)
-            .tools()
-            .into_iter()
-            .find(|tool| tool.spec().name == "shell")
-            .unwrap();
+        let shell = Probe::of(&Builtins::new().shell_config(config).sandbox(mode), "shell");
         Self {
             _dir: dir,
             root,

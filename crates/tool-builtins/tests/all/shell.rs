@@ -175,12 +175,8 @@ async fn permission_rules_match_the_command() {
     let rules = tool_core::PermissionRules::parse(&["shell(git status:*)"], &[], &[]).unwrap();
     let rule = &rules.allow[0];
     let tool = env.tool("shell");
-    assert!(rule.matches(
-        tool.as_ref(),
-        &json!({"command": "git status -s"}),
-        &env.root
-    ));
-    assert!(!rule.matches(tool.as_ref(), &json!({"command": "git push"}), &env.root));
+    assert!(rule.matches(&tool.0, &json!({"command": "git status -s"}), &env.root));
+    assert!(!rule.matches(&tool.0, &json!({"command": "git push"}), &env.root));
 }
 
 #[tokio::test]

@@ -209,10 +209,10 @@ async fn prefix_rules_never_match_chained_or_redirected_commands() {
         "git status $(rm x)",
     ] {
         let input = json!({"command": command});
-        assert!(!rule.matches(tool.as_ref(), &input, &env.root), "{command}");
+        assert!(!rule.matches(&tool.0, &input, &env.root), "{command}");
     }
     assert!(rule.matches(
-        tool.as_ref(),
+        &tool.0,
         &json!({"command": "git status --short"}),
         &env.root
     ));

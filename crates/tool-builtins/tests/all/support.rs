@@ -7,8 +7,8 @@ use serde_json::Value;
 use tempfile::TempDir;
 use tool_builtins::Builtins;
 use tool_core::{
-    CancellationToken, Executor, PermissionCheck, PermissionMode, Session, Tool, ToolCall,
-    ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult,
+    AnyTool, CallInfo, CancellationToken, Executor, PermissionCheck, PermissionMode, Session,
+    ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult,
 };
 
 /// A temporary directory `work/` (the working directory) beside `outside/`, with the built-ins.
@@ -71,8 +71,8 @@ impl Env {
         std::fs::read_to_string(self.path(rel)).unwrap()
     }
 
-    pub fn tool(&self, name: &str) -> Arc<dyn Tool> {
-        Arc::clone(self.registry.get(name).unwrap().tool())
+    pub fn tool(&self, name: &str) -> Probe {
+        Probe(self.registry.get(name).unwrap().tool().clone())
     }
 
     pub fn ctx(&self, name: &str) -> ToolContext {
@@ -145,4 +145,65 @@ pub fn set_age(path: &Path, seconds_ago: u64) {
     let time = std::time::SystemTime::now() - std::time::Duration::from_secs(seconds_ago);
     let file = std::fs::File::options().write(true).open(path).unwrap();
     file.set_modified(time).unwrap();
+}
+
+/// A tool as the tests ask it: each question prepares the call as the executor would.
+#[derive(Clone)]
+pub struct Probe(pub AnyTool);
+
+impl std::ops::Deref for Probe {
+    type Target = AnyTool;
+
+    fn deref(&self) -> &AnyTool {
+        &self.0
+    }
+}
+
+impl Probe {
+    /// The built-in `name` of `builtins`.
+    pub fn of(builtins: &Builtins, name: &str) -> Self {
+        let tool = builtins.tools().into_iter().find(|t| t.name() == name);
+        Self(tool.unwrap())
+    }
+
+    pub fn info(&self, input: &Value) -> CallInfo {
+        self.0.info(input).unwrap()
+    }
+
+    pub fn is_read_only(&self, input: &Value) -> bool {
+        self.info(input).is_read_only()
+    }
+
+    pub fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.info(input).is_concurrency_safe()
+    }
+
+    pub fn activity(&self, input: &Value) -> Option<String> {
+        self.info(input).activity().map(str::to_owned)
+    }
+
+    pub fn path(&self, input: &Value) -> Option<PathBuf> {
+        self.info(input).path().map(Path::to_path_buf)
+    }
+
+    pub fn permission_subject(&self, input: &Value) -> Option<String> {
+        self.info(input).permission_subject()
+    }
+
+    pub async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        self.0.prepare(input.clone())?.validate(ctx).await
+    }
+
+    pub async fn check_permissions(&self, input: &Value, ctx: &ToolContext) -> PermissionCheck {
+        match self.0.prepare(input.clone()) {
+            Ok(call) => call.check_permissions(ctx).await,
+            Err(err) => PermissionCheck::Deny {
+                reason: err.to_string(),
+            },
+        }
+    }
+
+    pub async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.0.prepare(input)?.call(ctx).await
+    }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use insta::assert_json_snapshot;
 use serde_json::json;
 use tool_core::{
-    CancellationToken, CommandHook, Content, ExecutionEvent, PermissionMode, PermissionRules,
-    Permissions, ToolCall, ToolOutput, result_path,
+    AnyTool, CancellationToken, CommandHook, Content, ExecutionEvent, PermissionMode,
+    PermissionRules, Permissions, ToolCall, ToolOutput, result_path,
 };
 
 use super::support::{Fixture, run, tool};
@@ -244,8 +244,8 @@ async fn plan_mode_blocks_writes_but_not_reads() {
 #[test]
 fn registry_refuses_bad_names_duplicates_and_schemas() {
     let fx = Fixture::new();
-    let dup = tool_core::Typed::new(super::support::Echo);
-    let err = fx.registry.register(Arc::new(dup)).unwrap_err();
+    let dup = AnyTool::new(super::support::Echo);
+    let err = fx.registry.register(dup).unwrap_err();
     assert_eq!(
         err.to_string(),
         "the name `echo` is already registered by `echo`: rename one of the tools or unregister the other first"

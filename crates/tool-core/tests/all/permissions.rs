@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    DecisionSource, Origin, PermissionCheck, PermissionDecision, PermissionMode, PermissionRequest,
-    PermissionRule, PermissionRules, Permissions, PromptAnswer, Prompter, RuleScope, Session, Tool,
-    ToolContext,
+    AnyTool, DecisionSource, Origin, PermissionCheck, PermissionDecision, PermissionMode,
+    PermissionRequest, PermissionRule, PermissionRules, Permissions, PromptAnswer, Prompter,
+    RuleScope, Session, Tool, ToolContext,
 };
 
 use super::support::{Bare, Fixture, run, tool};
@@ -21,9 +21,10 @@ fn bare(name: &str) -> Bare {
 async fn defaults_are_fail_closed() {
     let tool = bare("bare");
     let input = json!({});
-    assert!(!tool.is_read_only(&input));
-    assert!(tool.is_destructive(&input));
-    assert!(!tool.is_concurrency_safe(&input));
+    let info = tool.info(&input);
+    assert!(!info.is_read_only());
+    assert!(info.is_destructive());
+    assert!(!info.is_concurrency_safe());
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(
         "t",
@@ -35,7 +36,9 @@ async fn defaults_are_fail_closed() {
         PermissionCheck::Ask { .. }
     ));
     // Without a prompter (a non-interactive run), ask becomes a denial with the reason.
-    let decision = Permissions::default().decide(&tool, &input, &ctx).await;
+    let decision = Permissions::default()
+        .decide(&AnyTool::new(tool), &input, &ctx)
+        .await;
     let PermissionDecision::Deny { source, reason } = decision else {
         panic!("expected a denial, got {decision:?}");
     };
@@ -62,7 +65,9 @@ impl Check {
     }
 
     /// The decision for `tool` with `input`, as "allow", "deny" or "ask" (a prompt was shown).
-    async fn decide(&self, tool: &dyn Tool, input: Value) -> &'static str {
+    async fn decide(&self, tool: &(impl Into<AnyTool> + Clone), input: Value) -> &'static str {
+        let tool: AnyTool = tool.clone().into();
+        let tool = &tool;
         let dir = tempfile::tempdir().unwrap();
         let session = Arc::new(Session::new("s", dir.path(), "/work/project").with_mode(self.mode));
         let ctx = ToolContext::new("t", tool.spec().name.clone(), session);
@@ -105,12 +110,12 @@ impl Prompter for Recorder {
     }
 }
 
-fn shell() -> tool_core::Typed<super::support::Shell> {
-    tool_core::Typed::new(super::support::Shell)
+fn shell() -> AnyTool {
+    AnyTool::new(super::support::Shell)
 }
 
-fn write() -> tool_core::Typed<super::support::Write> {
-    tool_core::Typed::new(super::support::Write)
+fn write() -> AnyTool {
+    AnyTool::new(super::support::Write)
 }
 
 #[tokio::test]
@@ -218,7 +223,7 @@ async fn modes_decide_what_rules_leave_open() {
     let tool = bare("bare");
     let edit = write();
     let input = json!({"path": "/work/project/a.txt"});
-    let read_only = tool_core::Typed::new(super::support::Echo);
+    let read_only = AnyTool::new(super::support::Echo);
     // `echo` allows itself; the bare tool and the writer rely on the default ask.
     let cases = [
         (PermissionMode::Default, "ask", "ask", "allow"),

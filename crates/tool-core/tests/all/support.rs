@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tool_core::{
-    CancellationToken, Executor, ExecutorBuilder, PermissionCheck, Session, Tool, ToolCall,
-    ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolSpec, Typed, TypedTool,
+    CallInfo, CancellationToken, Executor, ExecutorBuilder, PermissionCheck, Session, Tool,
+    ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult, ToolSpec,
 };
 
 /// Echoes its text; read-only and concurrency-safe; allowed by its own check.
@@ -29,7 +29,7 @@ pub struct EchoInput {
 }
 
 #[async_trait]
-impl TypedTool for Echo {
+impl Tool for Echo {
     type Input = EchoInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
@@ -38,12 +38,8 @@ impl TypedTool for Echo {
             .with_max_result_chars(Some(100))
     }
 
-    fn is_read_only(&self, _: &EchoInput) -> bool {
-        true
-    }
-
-    fn is_concurrency_safe(&self, _: &EchoInput) -> bool {
-        true
+    fn info(&self, _: &EchoInput) -> CallInfo {
+        CallInfo::reads().with_concurrency_safe(true)
     }
 
     async fn validate_input(&self, input: &EchoInput, _: &ToolContext) -> Result<(), ToolError> {
@@ -77,15 +73,15 @@ pub struct WriteInput {
 }
 
 #[async_trait]
-impl TypedTool for Write {
+impl Tool for Write {
     type Input = WriteInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
         ToolSpec::new("write", "Pretends to write a file.", input_schema)
     }
 
-    fn path(&self, input: &WriteInput) -> Option<std::path::PathBuf> {
-        Some(input.path.clone().into())
+    fn info(&self, input: &WriteInput) -> CallInfo {
+        CallInfo::writes().with_path(Some(input.path.clone().into()))
     }
 
     async fn call(&self, input: WriteInput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -103,15 +99,15 @@ pub struct ShellInput {
 }
 
 #[async_trait]
-impl TypedTool for Shell {
+impl Tool for Shell {
     type Input = ShellInput;
 
     fn spec(&self, input_schema: Value) -> ToolSpec {
         ToolSpec::new("shell", "Pretends to run a command.", input_schema)
     }
 
-    fn permission_subject(&self, input: &ShellInput) -> Option<String> {
-        Some(input.command.clone())
+    fn info(&self, input: &ShellInput) -> CallInfo {
+        CallInfo::writes().with_subject(Some(input.command.clone()))
     }
 
     async fn call(&self, input: ShellInput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -223,16 +219,14 @@ impl TestTool {
 
 #[async_trait]
 impl Tool for TestTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.spec.clone()
     }
 
-    fn is_read_only(&self, _: &Value) -> bool {
-        self.read_only
-    }
-
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        self.concurrency_safe
+    fn info(&self, _: &Value) -> CallInfo {
+        CallInfo::reads_if(self.read_only).with_concurrency_safe(self.concurrency_safe)
     }
 
     async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
@@ -245,12 +239,15 @@ impl Tool for TestTool {
 }
 
 /// A [`TestTool`] that keeps the trait's defaults for everything but its spec and its call.
+#[derive(Clone)]
 pub struct Bare(TestTool);
 
 #[async_trait]
 impl Tool for Bare {
-    fn spec(&self) -> &ToolSpec {
-        &self.0.spec
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.0.spec.clone()
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -316,9 +313,9 @@ impl Fixture {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let registry = Arc::new(ToolRegistry::new());
-        registry.register(Arc::new(Typed::new(Echo))).unwrap();
-        registry.register(Arc::new(Typed::new(Write))).unwrap();
-        registry.register(Arc::new(Typed::new(Shell))).unwrap();
+        registry.register(Arc::new(Echo)).unwrap();
+        registry.register(Arc::new(Write)).unwrap();
+        registry.register(Arc::new(Shell)).unwrap();
         registry.register(Arc::new(forever())).unwrap();
         registry.register(Arc::new(panics())).unwrap();
         let session = Arc::new(Session::new(

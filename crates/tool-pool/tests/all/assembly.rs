@@ -1,9 +1,7 @@
 //! Order, clashes, deny rules, and what a request declares.
 
-use std::sync::Arc;
-
 use insta::assert_json_snapshot;
-use tool_core::{PermissionRules, Tool};
+use tool_core::{AnyTool, PermissionRules};
 use tool_pool::{Activation, DeferralMode, PoolConfig};
 
 use super::support::{Fixture, Stub, builtin, mcp};
@@ -39,7 +37,7 @@ fn builtins_first_then_mcp_each_sorted() {
 #[test]
 fn a_builtin_wins_a_name_clash() {
     let fx = Fixture::new(standard());
-    let impostor: Arc<dyn Tool> = Arc::new(Stub {
+    let impostor: AnyTool = AnyTool::new(Stub {
         spec: tool_core::ToolSpec::new(
             "read_file",
             "An MCP tool that calls itself read_file.",

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use insta::assert_snapshot;
-use tool_core::{Loading, Origin, Tool, ToolSpec};
+use tool_core::{AnyTool, Loading, Origin, ToolSpec};
 use tool_pool::{DeferralMode, PoolConfig, TokenCounter};
 
 use super::support::{Fixture, Stub, mcp, schema};
@@ -87,7 +87,7 @@ fn auto_uses_the_token_counter_and_falls_back_to_the_estimate() {
 #[test]
 fn always_load_and_the_whitelist_opt_out() {
     let fx = Fixture::new(PoolConfig::default());
-    let pinned: Arc<dyn Tool> = Arc::new(Stub {
+    let pinned: AnyTool = AnyTool::new(Stub {
         spec: ToolSpec::new(
             "mcp__docs__search",
             "Search the docs.",
@@ -100,7 +100,7 @@ fn always_load_and_the_whitelist_opt_out() {
         }),
     });
     fx.pool.add_mcp_tool(pinned).unwrap();
-    let plan: Arc<dyn Tool> = Arc::new(Stub {
+    let plan: AnyTool = AnyTool::new(Stub {
         spec: ToolSpec::new("enter_plan_mode", "Enter plan mode.", schema(&[]))
             .with_loading(Loading::Defer),
     });

@@ -37,7 +37,7 @@ fn encoder() -> Option<Arc<SentenceEncoder>> {
     Some(Arc::clone(encoder))
 }
 
-fn weather() -> Arc<dyn tool_core::Tool> {
+fn weather() -> tool_core::AnyTool {
     mcp(
         "weather",
         "get_forecast",
@@ -46,7 +46,7 @@ fn weather() -> Arc<dyn tool_core::Tool> {
     )
 }
 
-fn calendar() -> Arc<dyn tool_core::Tool> {
+fn calendar() -> tool_core::AnyTool {
     mcp(
         "calendar",
         "create_event",

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tool_core::{Tool, ToolRegistry};
+use tool_core::{AnyTool, ToolRegistry};
 use tool_pool::{Activation, DeferralMode, PoolConfig, ToolPool};
 
 use super::support::{builtin, mcp};
 
 /// A universe of tools to draw from: ten built-ins and four servers of three tools.
-type Tools = Vec<Arc<dyn Tool>>;
+type Tools = Vec<AnyTool>;
 
 fn universe() -> (Tools, Tools) {
     let builtins = [
@@ -41,18 +41,14 @@ fn universe() -> (Tools, Tools) {
     (builtins, tools)
 }
 
-fn pool_with(
-    config: &PoolConfig,
-    builtins: &[Arc<dyn Tool>],
-    mcp_tools: &[Arc<dyn Tool>],
-) -> ToolPool {
+fn pool_with(config: &PoolConfig, builtins: &[AnyTool], mcp_tools: &[AnyTool]) -> ToolPool {
     let registry = Arc::new(ToolRegistry::new());
     for tool in builtins {
-        registry.register(Arc::clone(tool)).unwrap();
+        registry.register(tool.clone()).unwrap();
     }
     let pool = ToolPool::new(registry, config.clone()).unwrap();
     for tool in mcp_tools {
-        pool.add_mcp_tool(Arc::clone(tool)).unwrap();
+        pool.add_mcp_tool(tool.clone()).unwrap();
     }
     pool
 }
@@ -90,8 +86,8 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let (all_builtins, all_mcp) = universe();
-        let builtins: Vec<_> = all_builtins.iter().zip(&picks).filter(|(_, p)| **p).map(|(t, _)| Arc::clone(t)).collect();
-        let mcp_tools: Vec<_> = all_mcp.iter().zip(&picks[10..]).filter(|(_, p)| **p).map(|(t, _)| Arc::clone(t)).collect();
+        let builtins: Vec<_> = all_builtins.iter().zip(&picks).filter(|(_, p)| **p).map(|(t, _)| t.clone()).collect();
+        let mcp_tools: Vec<_> = all_mcp.iter().zip(&picks[10..]).filter(|(_, p)| **p).map(|(t, _)| t.clone()).collect();
         let mut shuffled_b = builtins.clone();
         let mut shuffled_m = mcp_tools.clone();
         shuffle(&mut shuffled_b, seed);
@@ -114,7 +110,7 @@ proptest! {
         pool.remove_server(server);
         let after_remove = pool.request_tools();
         for tool in mcp_tools.iter().filter(|t| t.spec().name.starts_with(&format!("mcp__{server}__"))) {
-            pool.add_mcp_tool(Arc::clone(tool)).unwrap();
+            pool.add_mcp_tool(tool.clone()).unwrap();
         }
         let after_return = pool.request_tools();
         // The built-in part keeps its bytes; only the end of the stable part may move onto its
@@ -137,7 +133,7 @@ proptest! {
         let pool = pool_with(&config, &builtins, &mcp_tools[..3]);
         let before = bytes(&pool);
         for (tool, k) in mcp_tools.iter().zip(&keep) {
-            if *k { pool.add_mcp_tool(Arc::clone(tool)).unwrap(); }
+            if *k { pool.add_mcp_tool(tool.clone()).unwrap(); }
         }
         prop_assert_eq!(&bytes(&pool), &before);
         pool.remove_server(["github", "slack", "jira", "files"][server_index]);

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    CancellationToken, Executor, Loading, Origin, PermissionCheck, PermissionRules, Permissions,
-    Session, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolResult,
-    ToolSpec,
+    AnyTool, CallInfo, CancellationToken, Executor, Loading, Origin, PermissionCheck,
+    PermissionRules, Permissions, Session, Tool, ToolCall, ToolContext, ToolError, ToolOutput,
+    ToolRegistry, ToolResult, ToolSpec,
 };
 use tool_pool::{PoolConfig, ToolPool};
 
@@ -16,20 +16,28 @@ pub struct Stub {
     pub spec: ToolSpec,
 }
 
-#[async_trait]
-impl Tool for Stub {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn is_read_only(&self, _: &Value) -> bool {
+impl Stub {
+    fn is_read_only(&self) -> bool {
         self.spec.name.contains("read")
             || self.spec.name.contains("list")
             || self.spec.name.contains("get")
     }
+}
 
-    async fn check_permissions(&self, input: &Value, _: &ToolContext) -> PermissionCheck {
-        if self.is_read_only(input) {
+#[async_trait]
+impl Tool for Stub {
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn info(&self, _: &Value) -> CallInfo {
+        CallInfo::reads_if(self.is_read_only())
+    }
+
+    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> PermissionCheck {
+        if self.is_read_only() {
             PermissionCheck::Allow
         } else {
             PermissionCheck::ask_default(&self.spec.name)
@@ -58,14 +66,14 @@ pub fn schema(params: &[(&str, &str)]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
 }
 
-pub fn builtin(name: &str, description: &str) -> Arc<dyn Tool> {
-    Arc::new(Stub {
+pub fn builtin(name: &str, description: &str) -> AnyTool {
+    AnyTool::new(Stub {
         spec: ToolSpec::new(name, description, schema(&[("path", "The file path")])),
     })
 }
 
-pub fn mcp(server: &str, tool: &str, description: &str, params: &[(&str, &str)]) -> Arc<dyn Tool> {
-    Arc::new(Stub {
+pub fn mcp(server: &str, tool: &str, description: &str, params: &[(&str, &str)]) -> AnyTool {
+    AnyTool::new(Stub {
         spec: ToolSpec::new(
             format!("mcp__{server}__{tool}"),
             description,
@@ -80,7 +88,7 @@ pub fn mcp(server: &str, tool: &str, description: &str, params: &[(&str, &str)])
 }
 
 /// The core built-ins of the default whitelist, as stubs.
-pub fn core_builtins() -> Vec<Arc<dyn Tool>> {
+pub fn core_builtins() -> Vec<AnyTool> {
     vec![
         builtin("read_file", "Reads a file from the local filesystem."),
         builtin("write_file", "Writes a file to the local filesystem."),
@@ -92,7 +100,7 @@ pub fn core_builtins() -> Vec<Arc<dyn Tool>> {
 }
 
 /// Tools of two MCP servers.
-pub fn servers() -> Vec<Arc<dyn Tool>> {
+pub fn servers() -> Vec<AnyTool> {
     vec![
         mcp(
             "github",

@@ -197,7 +197,7 @@ fn object_or_empty<S: Serializer>(input: &&Value, serializer: S) -> Result<S::Ok
 }
 
 /// The body of a streaming request for `request`, sent to `model`.
-pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> RequestBody<'a> {
+pub(crate) fn request_body<'a>(request: &'a ModelRequest<'_>, model: &'a str) -> RequestBody<'a> {
     let system = request
         .system
         .iter()
@@ -514,6 +514,8 @@ mod tests {
     use serde_json::json;
     use tool_core::{Content, ToolCall, ToolResult};
 
+    use std::borrow::Cow;
+
     use super::*;
 
     /// A declared tool that is never called.
@@ -521,8 +523,10 @@ mod tests {
 
     #[async_trait::async_trait]
     impl tool_core::Tool for Declared {
-        fn spec(&self) -> &tool_core::ToolSpec {
-            &self.0
+        type Input = Value;
+
+        fn spec(&self, _: Value) -> tool_core::ToolSpec {
+            self.0.clone()
         }
 
         async fn call(
@@ -536,9 +540,9 @@ mod tests {
 
     /// `read_file` loaded, `found` declared deferred after it (native activation), and a
     /// search's result referencing `found` and `gone` (a tool no longer in the request).
-    fn native_request() -> ModelRequest {
-        let declared = |name: &str| -> std::sync::Arc<dyn tool_core::Tool> {
-            std::sync::Arc::new(Declared(tool_core::ToolSpec::new(
+    fn native_request() -> ModelRequest<'static> {
+        let declared = |name: &str| {
+            tool_core::AnyTool::new(Declared(tool_core::ToolSpec::new(
                 name,
                 "A tool.",
                 json!({"type": "object"}),
@@ -552,7 +556,7 @@ mod tests {
         ModelRequest {
             model: "m".into(),
             system: vec!["s".into()],
-            messages: vec![
+            messages: std::borrow::Cow::Owned(vec![
                 Message::user_text("go"),
                 Message {
                     role: Role::Assistant,
@@ -566,7 +570,7 @@ mod tests {
                     role: Role::User,
                     content: vec![Block::ToolResult(search)],
                 },
-            ],
+            ]),
             tools: RequestTools {
                 tools: vec![declared("read_file"), declared("found")],
                 stable_len: 1,
@@ -603,7 +607,7 @@ mod tests {
 
     /// A conversation with every kind of block, a tool result with an image, an error result and
     /// input that did not parse.
-    fn request() -> ModelRequest {
+    fn request() -> ModelRequest<'static> {
         let result = ToolResult {
             content: vec![
                 Content::text("seen"),
@@ -621,7 +625,7 @@ mod tests {
         ModelRequest {
             model: "claude".into(),
             system: vec!["stable".into(), "volatile".into()],
-            messages: vec![
+            messages: Cow::Owned(vec![
                 Message::user_text("hello"),
                 Message {
                     role: Role::Assistant,
@@ -650,7 +654,7 @@ mod tests {
                         },
                     ],
                 },
-            ],
+            ]),
             tools: RequestTools::default(),
             max_tokens: 100,
             thinking: Thinking::Budget(2_048),

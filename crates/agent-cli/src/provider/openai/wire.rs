@@ -155,7 +155,7 @@ struct FunctionDeclaration<'a> {
 
 /// The body of a streaming request for `request`, sent to `model`.
 pub(crate) fn request_body<'a>(
-    request: &'a ModelRequest,
+    request: &'a ModelRequest<'_>,
     model: &'a str,
     token_limit: TokenLimitField,
 ) -> RequestBody<'a> {
@@ -167,7 +167,7 @@ pub(crate) fn request_body<'a>(
             Some(WireContent::Text(Cow::Owned(system))),
         ));
     }
-    for message in &request.messages {
+    for message in request.messages.iter() {
         render_message(message, &request.tools, &mut messages);
     }
     let limit = Some(request.max_tokens);
@@ -448,6 +448,8 @@ mod tests {
     use serde_json::json;
     use tool_core::ToolCall;
 
+    use std::borrow::Cow;
+
     use super::*;
     use crate::provider::Thinking;
 
@@ -456,8 +458,10 @@ mod tests {
 
     #[async_trait::async_trait]
     impl tool_core::Tool for Declared {
-        fn spec(&self) -> &tool_core::ToolSpec {
-            &self.0
+        type Input = Value;
+
+        fn spec(&self, _: Value) -> tool_core::ToolSpec {
+            self.0.clone()
         }
 
         async fn call(
@@ -471,9 +475,9 @@ mod tests {
 
     /// `read_file` loaded, `found` declared deferred after it (native activation), and a
     /// search's result referencing `found` and `gone` (a tool no longer in the request).
-    fn native_request() -> ModelRequest {
-        let declared = |name: &str| -> std::sync::Arc<dyn tool_core::Tool> {
-            std::sync::Arc::new(Declared(tool_core::ToolSpec::new(
+    fn native_request() -> ModelRequest<'static> {
+        let declared = |name: &str| {
+            tool_core::AnyTool::new(Declared(tool_core::ToolSpec::new(
                 name,
                 "A tool.",
                 json!({"type": "object"}),
@@ -487,7 +491,7 @@ mod tests {
         ModelRequest {
             model: "m".into(),
             system: vec!["s".into()],
-            messages: vec![
+            messages: std::borrow::Cow::Owned(vec![
                 Message::user_text("go"),
                 Message {
                     role: Role::Assistant,
@@ -501,7 +505,7 @@ mod tests {
                     role: Role::User,
                     content: vec![Block::ToolResult(search)],
                 },
-            ],
+            ]),
             tools: RequestTools {
                 tools: vec![declared("read_file"), declared("found")],
                 stable_len: 1,
@@ -568,7 +572,7 @@ mod tests {
         let request = ModelRequest {
             model: String::new(),
             system: vec!["one".into(), "two".into()],
-            messages: vec![
+            messages: Cow::Owned(vec![
                 Message::user_text("hello"),
                 Message {
                     role: Role::Assistant,
@@ -594,7 +598,7 @@ mod tests {
                         },
                     ],
                 },
-            ],
+            ]),
             tools: RequestTools::default(),
             max_tokens: 100,
             thinking: crate::provider::Thinking::Off,

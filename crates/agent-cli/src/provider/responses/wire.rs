@@ -197,7 +197,7 @@ fn native_search(tools: &RequestTools) -> bool {
 pub(crate) fn request_body<'a>(request: &'a ModelRequest, model: &'a str) -> RequestBody<'a> {
     let native = native_search(&request.tools);
     let mut input = Vec::new();
-    for message in &request.messages {
+    for message in request.messages.iter() {
         render_message(message, native.then_some(&request.tools), &mut input);
     }
     let instructions = (!request.system.is_empty()).then(|| request.system.join("\n\n"));
@@ -617,7 +617,7 @@ mod tests {
         let request = ModelRequest {
             model: String::new(),
             system: vec!["one".into(), "two".into()],
-            messages: vec![
+            messages: Cow::Owned(vec![
                 Message::user_text("hello"),
                 Message {
                     role: Role::Assistant,
@@ -633,7 +633,7 @@ mod tests {
                     role: Role::User,
                     content: vec![Block::ToolResult(ToolResult::error("call_1", "no"))],
                 },
-            ],
+            ]),
             tools: RequestTools::default(),
             max_tokens: 100,
             thinking: Thinking::Budget(2_000),
