@@ -10,6 +10,7 @@
 mod alloc;
 mod bench_search;
 mod pool_size;
+mod session_size;
 mod test;
 mod tidy;
 

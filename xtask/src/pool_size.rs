@@ -1,7 +1,8 @@
 //! `cargo xtask pool-size`: the size of the request's tools array for the built-ins plus the
 //! tools of real MCP servers (their `tools/list` kept as fixtures), per deferral mode; and the
 //! size of the first request's system prompt and tools with one MCP server of 100 to 40,000
-//! tools (the benchmark sets' tools), as the agent builds them.
+//! tools (the benchmark sets' tools), as the agent builds them; and, per activation strategy, the
+//! requests of a scripted session (`session_size`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,12 +26,20 @@ impl Tool for Listed {
         self.0.clone()
     }
 
-    async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::failed("listed only, for measuring"))
+    async fn check_permissions(&self, _: &Value, _: &ToolContext) -> tool_core::PermissionCheck {
+        tool_core::PermissionCheck::Allow
+    }
+
+    /// A short answer, the same whichever way the tool was called (for the session table).
+    async fn call(&self, input: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!(
+            "{} done with {input}",
+            self.0.name
+        )))
     }
 }
 
-fn mcp_tools(dir: &Path) -> anyhow::Result<Vec<AnyTool>> {
+pub(crate) fn mcp_tools(dir: &Path) -> anyhow::Result<Vec<AnyTool>> {
     let mut out: Vec<AnyTool> = Vec::new();
     for server in ["everything", "filesystem", "memory"] {
         let path = dir.join(format!("{server}.json"));
@@ -88,6 +97,11 @@ pub fn run() -> anyhow::Result<()> {
             Activation::Inline,
         ),
         (
+            "always defer, native (nothing found yet)",
+            DeferralMode::Always,
+            Activation::Native,
+        ),
+        (
             "auto:10 (200k window)",
             DeferralMode::Auto { percent: 10 },
             Activation::Proxy,
@@ -123,7 +137,8 @@ pub fn run() -> anyhow::Result<()> {
             CharEstimate::estimate(&openai),
         );
     }
-    first_request_table(&root)
+    first_request_table(&root)?;
+    crate::session_size::table(&mcp)
 }
 
 /// The benchmark sets' tools as one MCP server's, `count` of them (the English sets' tools

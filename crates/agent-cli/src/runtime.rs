@@ -28,6 +28,10 @@ pub struct ToolOptions {
     pub defer_tools: Option<String>,
     /// `--activation`.
     pub activation: Option<String>,
+    /// The provider loads deferred tools itself
+    /// ([`crate::provider::ProviderConfig::loads_deferred_tools`]): without `--activation` or the
+    /// setting, activation is `native`, else `proxy`.
+    pub native_activation: bool,
     /// `--add-dir`.
     pub extra_roots: Vec<PathBuf>,
     /// `--allow` rules.
@@ -87,13 +91,18 @@ pub struct Inheritance {
     pub post_hooks: Vec<Arc<dyn PostToolHook>>,
     /// The parent's front end.
     pub front_end: Arc<dyn FrontEnd>,
+    /// The parent's deferral, activation and announcement budget: a sub-agent offered deferred
+    /// tools finds them with its own `tool_search` and is told of them the same way.
+    pub pool: PoolConfig,
 }
 
 impl Inheritance {
-    /// A runtime whose model sees only `offered` (every one of them, nothing deferred) and whose
-    /// executor also knows `refused`, so that a call of one of those gets that tool's own answer
-    /// rather than "no such tool". It shares the session and the hooks, starts from the current
-    /// rules, and reports to and asks through `front_end` instead of the parent's.
+    /// A runtime whose model sees only `offered` and whose executor also knows `refused`, so
+    /// that a call of one of those gets that tool's own answer rather than "no such tool". The
+    /// offered tools are deferred as the parent's are, and found with the runtime's own
+    /// `tool_search` (over the offered tools alone); with none to defer, every one is sent. It
+    /// shares the session and the hooks, starts from the current rules, and reports to and asks
+    /// through `front_end` instead of the parent's.
     pub fn restricted(
         &self,
         offered: Vec<AnyTool>,
@@ -102,18 +111,29 @@ impl Inheritance {
     ) -> anyhow::Result<ToolRuntime> {
         let visible = Arc::new(ToolRegistry::new());
         let callable = Arc::new(ToolRegistry::new());
-        for tool in offered {
+        for tool in &offered {
             visible.register(tool.clone())?;
+        }
+        let mode = if self.pool.mode == DeferralMode::Standard || !defers_any(&self.pool, &offered)
+        {
+            DeferralMode::Standard
+        } else {
+            self.pool.mode
+        };
+        let config = PoolConfig {
+            mode,
+            ..self.pool.clone()
+        };
+        let pool = ToolPool::new(Arc::clone(&visible), config)?;
+        // The pool's own tool_search and execute_tool come first: the parent's are refused.
+        for tool in visible.tools() {
             callable.register(tool)?;
         }
         for tool in refused {
-            callable.register(tool)?;
+            if !callable.contains(&tool.spec().name) {
+                callable.register(tool)?;
+            }
         }
-        let config = PoolConfig {
-            mode: DeferralMode::Standard,
-            ..PoolConfig::default()
-        };
-        let pool = ToolPool::new(visible, config)?;
         let rules = self.permissions.rules();
         pool.set_rules(rules.clone());
         let mut permissions = Permissions::new(rules);
@@ -148,6 +168,15 @@ impl Inheritance {
             front_end,
         })
     }
+}
+
+/// Whether a pool configured as `config` would defer any of `tools` (the always-loaded, the
+/// core whitelist and the pool's own tools are never deferred).
+fn defers_any(config: &PoolConfig, tools: &[AnyTool]) -> bool {
+    tools.iter().any(|tool| {
+        let spec = tool.spec();
+        spec.loading != tool_core::Loading::AlwaysLoad && !config.core.contains(&spec.name)
+    })
 }
 
 /// The model folder `tool_search` embeds with, if any: the flag's, else the setting's.
@@ -275,7 +304,8 @@ impl ToolRuntime {
         }
         builtins.register_all(&registry)?;
         let skills = register_skills(cwd, &registry, &permissions, options)?;
-        let pool = ToolPool::new(Arc::clone(&registry), pool_config(settings, options)?)?;
+        let pool_config = pool_config(settings, options)?;
+        let pool = ToolPool::new(Arc::clone(&registry), pool_config.clone())?;
         pool.set_rules(rules);
         if let Some(folder) = embeddings_folder(settings, options) {
             hybrid::attach(&pool, folder, options.embeddings_cache.as_deref())?;
@@ -292,6 +322,7 @@ impl ToolRuntime {
             pre_hooks: Vec::new(),
             post_hooks: Vec::new(),
             front_end: Arc::clone(&front_end),
+            pool: pool_config,
         };
         let mut builder = Executor::builder(Arc::clone(&registry), Arc::clone(&session))
             .permissions(Arc::clone(&permissions))
@@ -325,8 +356,9 @@ impl ToolRuntime {
     }
 
     /// Takes up what a resumed conversation says the session had found: the tools it called
-    /// (directly, or by name through `execute_tool`) count as discovered again, so they stay
-    /// callable and, with inline activation, in the request; and the skills its
+    /// (directly, or by name through `execute_tool`) and the tools its native searches loaded
+    /// count as discovered again, so they stay callable and, with inline or native activation,
+    /// in the request; and the skills its
     /// `<skill-discovery>` notes suggested are not suggested again.
     pub fn resume_from(&self, messages: &[Message]) {
         let mut called = Vec::new();
@@ -340,6 +372,12 @@ impl ToolRuntime {
             }
             if message.role == Role::User {
                 suggested.extend(crate::skills::suggested_in(&message.text()));
+            }
+            // The tools a native search loaded stay declared, so its references stay valid.
+            for block in &message.content {
+                if let crate::conversation::Block::ToolResult(result) = block {
+                    called.extend(tool_pool::tool_references(result));
+                }
             }
         }
         self.pool.discover(&called);
@@ -504,6 +542,7 @@ fn pool_config(settings: &Settings, options: &ToolOptions) -> anyhow::Result<Poo
         .or_else(|| settings.activation.clone())
     {
         Some(text) => text.parse()?,
+        None if options.native_activation => Activation::Native,
         None => Activation::default(),
     };
     Ok(PoolConfig {

@@ -4,7 +4,7 @@
 //! {
 //!   "permissions": {"allow": ["shell(git status:*)"], "ask": [], "deny": ["mcp__slack"], "mode": "default"},
 //!   "deferTools": "auto:10",
-//!   "activation": "proxy",
+//!   "activation": "native", "nativeToolSearch": false,
 //!   "provider": "anthropic", "model": "claude-sonnet-4-5", "baseUrl": "https://api.anthropic.com",
 //!   "contextWindow": 200000, "compactThreshold": 0.85, "maxTokens": 8192, "thinking": "off",
 //!   "prices": {"my-local-model": {"input": 0, "output": 0}},
@@ -87,9 +87,15 @@ pub struct Settings {
     /// Deferral mode: `true`, `false`, `auto` or `auto:N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defer_tools: Option<Value>,
-    /// Activation strategy: `proxy` or `inline`.
+    /// Activation strategy: `native`, `proxy` or `inline` (native where the provider loads
+    /// deferred tools itself, else proxy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation: Option<String>,
+    /// The OpenAI-compatible chat completions server loads deferred tools natively
+    /// (`defer_loading` function tools and `tool_reference` parts), so `native` is the default
+    /// activation with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_tool_search: Option<bool>,
     /// `anthropic` or `openai`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
@@ -233,6 +239,7 @@ impl Settings {
         self.permissions.mode = other.permissions.mode.or(self.permissions.mode);
         self.defer_tools = other.defer_tools.or(self.defer_tools);
         self.activation = other.activation.or(self.activation);
+        self.native_tool_search = other.native_tool_search.or(self.native_tool_search);
         self.provider = other.provider.or(self.provider);
         self.model = other.model.or(self.model);
         self.base_url = other.base_url.or(self.base_url);

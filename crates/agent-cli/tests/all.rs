@@ -15,6 +15,8 @@ mod durability;
 mod hybrid;
 #[path = "all/mcp.rs"]
 mod mcp;
+#[path = "all/native.rs"]
+mod native;
 #[path = "all/print_mode.rs"]
 mod print_mode;
 #[path = "all/provider.rs"]

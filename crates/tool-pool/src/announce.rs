@@ -59,7 +59,9 @@ pub(crate) fn announcement(
 ) -> String {
     let how = match activation {
         Activation::Proxy => "find them with tool_search, then call them through execute_tool",
-        Activation::Inline => "find them with tool_search; once found they can be called directly",
+        Activation::Inline | Activation::Native => {
+            "find them with tool_search; once found they can be called directly"
+        }
     };
     let listed = names.join("\n");
     let body = if listed.len() <= budget {

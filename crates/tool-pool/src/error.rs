@@ -12,7 +12,7 @@ pub enum PoolError {
         value: String,
     },
     /// The activation strategy is unknown.
-    #[error("invalid activation strategy `{value}`: use proxy or inline")]
+    #[error("invalid activation strategy `{value}`: use native, proxy or inline")]
     InvalidActivation {
         /// The setting as written.
         value: String,

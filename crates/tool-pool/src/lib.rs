@@ -10,7 +10,9 @@
 //!   announced by name; the model finds them with `tool_search` ([`DeferralMode`]: always, auto:N,
 //!   standard);
 //! - **activation**: a found tool is called through `execute_tool` ([`Activation::Proxy`], the tools
-//!   array never changes) or appended to the array ([`Activation::Inline`]).
+//!   array never changes), appended to the array ([`Activation::Inline`]), or appended declared
+//!   deferred and loaded by the provider from the search's references ([`Activation::Native`],
+//!   the prompt-cache prefix never changes and the tool keeps its own name and schema).
 //!
 //! `tool_search` ranks by keywords (BM25+). With the `embeddings` feature (off by default: it
 //! brings candle), `ToolPool::set_dense_index` gives it a dense side, and its keyword searches
@@ -52,6 +54,7 @@ mod error;
 mod index;
 mod mode;
 mod pool;
+mod reference;
 mod related;
 mod shared;
 mod suggest;
@@ -61,5 +64,6 @@ pub use config::{DEFAULT_CORE_TOOLS, EXECUTE_TOOL, PoolConfig, TOOL_SEARCH};
 pub use error::PoolError;
 pub use mode::{Activation, CharEstimate, DeferralMode, TokenCounter};
 pub use pool::{RequestTools, ToolDeclaration, ToolPool};
+pub use reference::tool_references;
 pub use related::RelatedSearch;
 pub use shared::document;

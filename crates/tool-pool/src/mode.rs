@@ -79,6 +79,12 @@ pub enum Activation {
     /// Discovered tools' schemas are appended to the tools array from the next request on, after
     /// the stable part, in the order they were discovered.
     Inline,
+    /// The provider loads found tools itself: `tool_search` answers with references to them (an
+    /// Anthropic `tool_reference` block, an OpenAI Responses `tool_search_output`), they join the
+    /// request after the stable part declared deferred (`defer_loading`), which leaves the
+    /// prompt-cache prefix as it was, and the model calls them by their own names with their own
+    /// schemas. For providers that load deferred tools natively.
+    Native,
 }
 
 impl FromStr for Activation {
@@ -88,6 +94,7 @@ impl FromStr for Activation {
         match s.trim().to_ascii_lowercase().as_str() {
             "proxy" => Ok(Self::Proxy),
             "inline" => Ok(Self::Inline),
+            "native" => Ok(Self::Native),
             _ => Err(PoolError::InvalidActivation {
                 value: s.to_owned(),
             }),
@@ -100,6 +107,7 @@ impl fmt::Display for Activation {
         f.write_str(match self {
             Self::Proxy => "proxy",
             Self::Inline => "inline",
+            Self::Native => "native",
         })
     }
 }

@@ -16,14 +16,17 @@ use crate::shared::{Shared, State};
 use crate::suggest::PoolSuggester;
 use crate::tools::{ExecuteTool, ToolSearchTool};
 
-/// The tools of one request: a stable part (the same bytes turn after turn) and, with inline
-/// activation, the discovered tools after it.
+/// The tools of one request: a stable part (the same bytes turn after turn) and, with inline or
+/// native activation, the discovered tools after it.
 #[derive(Clone, Default)]
 pub struct RequestTools {
     /// Every tool of the request, in order.
     pub tools: Vec<AnyTool>,
     /// How many of `tools` form the stable prefix.
     pub stable_len: usize,
+    /// How the tools after the stable part got there. With [`Activation::Native`] they are
+    /// declared deferred: the provider loads one when a `tool_search` result references it.
+    pub activation: Activation,
 }
 
 impl std::fmt::Debug for RequestTools {
@@ -31,6 +34,7 @@ impl std::fmt::Debug for RequestTools {
         f.debug_struct("RequestTools")
             .field("names", &self.names())
             .field("stable_len", &self.stable_len)
+            .field("activation", &self.activation)
             .finish()
     }
 }
@@ -39,6 +43,24 @@ impl RequestTools {
     /// The tools' names, in order.
     pub fn names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.spec().name.clone()).collect()
+    }
+
+    /// The tools declared deferred (`defer_loading`): with native activation, those after the
+    /// stable part, as long as the stable part keeps at least one tool loaded (an API refuses a
+    /// request whose every tool is deferred); else none.
+    pub fn deferred(&self) -> &[AnyTool] {
+        match self.activation {
+            Activation::Native if self.stable_len > 0 => {
+                self.tools.get(self.stable_len..).unwrap_or_default()
+            }
+            _ => &[],
+        }
+    }
+
+    /// Whether `name` is declared deferred in this request: the only tools a native tool
+    /// reference may name.
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.deferred().iter().any(|t| t.spec().name == name)
     }
 
     /// The tools as the request declares them to the model, in order. Each provider renders
@@ -63,9 +85,13 @@ impl RequestTools {
 /// and where the stable part ends. Equal bytes here mean equal bytes on the wire.
 impl Serialize for RequestTools {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("RequestTools", 2)?;
+        let native = !self.deferred().is_empty();
+        let mut out = serializer.serialize_struct("RequestTools", 2 + usize::from(native))?;
         out.serialize_field("tools", &self.declarations())?;
         out.serialize_field("stable_len", &self.stable_len)?;
+        if native {
+            out.serialize_field("deferred_from", &self.stable_len)?;
+        }
         out.end()
     }
 }
@@ -264,7 +290,8 @@ impl ToolPool {
     ///
     /// Outside `standard` mode, `tool_search` (and with the proxy, `execute_tool`) stay in the
     /// array even while `auto` finds nothing to defer, so servers coming and going never change
-    /// the built-in part of the request.
+    /// the built-in part of the request. With inline or native activation, the tools found so far
+    /// follow the stable part in the order they were found.
     pub fn request_tools(&self) -> RequestTools {
         let visible = self.visible_tools();
         let active = self.shared.deferral_active(&visible);
@@ -276,7 +303,7 @@ impl ToolPool {
             let name = tool.spec().name.as_str();
             let dropped = match name {
                 TOOL_SEARCH => mode == DeferralMode::Standard,
-                EXECUTE_TOOL => mode == DeferralMode::Standard || activation == Activation::Inline,
+                EXECUTE_TOOL => mode == DeferralMode::Standard || activation != Activation::Proxy,
                 _ => false,
             };
             if dropped {
@@ -289,7 +316,7 @@ impl ToolPool {
             }
         }
         let stable_len = tools.len();
-        if activation == Activation::Inline && !deferred.is_empty() {
+        if activation != Activation::Proxy && !deferred.is_empty() {
             let state = self.state();
             tools.extend(
                 state
@@ -298,7 +325,11 @@ impl ToolPool {
                     .filter_map(|n| deferred.get(n).cloned()),
             );
         }
-        RequestTools { tools, stable_len }
+        RequestTools {
+            tools,
+            stable_len,
+            activation,
+        }
     }
 
     /// The announcement of the deferred tools for the system prompt. Fixed at the first call: later
@@ -352,7 +383,8 @@ impl ToolPool {
         vec![text]
     }
 
-    /// Marks tools as discovered (they become callable through `execute_tool`, or inline).
+    /// Marks tools as discovered (they become callable through `execute_tool`, or join the
+    /// request with inline and native activation).
     pub fn discover<S: AsRef<str>>(&self, names: &[S]) {
         let mut state = self.state();
         for name in names {

@@ -33,7 +33,7 @@ impl ToolSearchTool {
     pub(crate) fn new(shared: Weak<Shared>, activation: Activation) -> Self {
         let then = match activation {
             Activation::Proxy => "call them through execute_tool",
-            Activation::Inline => "call them directly by name",
+            Activation::Inline | Activation::Native => "call them directly by name",
         };
         let description = format!(
             "Finds tools that exist but are not loaded yet (the deferred tools listed in the system prompt) and loads them; then {then}.\n\
@@ -68,7 +68,28 @@ impl ToolSearchTool {
             Activation::Proxy => {
                 "They are loaded now: call them through execute_tool, as {\"tool_name\": \"<name>\", \"input\": {...}} with the input matching the schema"
             }
-            Activation::Inline => "They are loaded now: call them directly by name",
+            Activation::Inline | Activation::Native => {
+                "They are loaded now: call them directly by name"
+            }
+        }
+    }
+
+    /// The answer for tools now loaded: with the proxy, their descriptions and schemas (the
+    /// model needs them for execute_tool); inline, their descriptions; natively, their names and
+    /// the references the provider loads them from (it shows their definitions itself).
+    fn loaded(&self, shared: &Shared, head: String, names: &[String]) -> ToolOutput {
+        match self.activation {
+            Activation::Proxy => {
+                ToolOutput::text(format!("{head}\n{}", describe(shared, names, true)))
+            }
+            Activation::Inline => {
+                ToolOutput::text(format!("{head}\n{}", describe(shared, names, false)))
+            }
+            Activation::Native => {
+                let listed: Vec<String> = names.iter().map(|n| format!("- {n}")).collect();
+                ToolOutput::text(format!("{head}\n{}\n", listed.join("\n")))
+                    .with_structured(crate::reference::structured(names))
+            }
         }
     }
 }
@@ -136,9 +157,9 @@ impl Tool for ToolSearchTool {
             Some(words) => shared.related(words.trim()),
             None => shared.related(&query),
         };
-        let with_related = |text: String| match &related {
-            Some(note) => ToolOutput::text(format!("{}\n\n{}", text.trim_end(), note.trim_end())),
-            None => ToolOutput::text(text),
+        let with_related = |output: ToolOutput| match &related {
+            Some(note) => with_note(output, note),
+            None => output,
         };
         let results = {
             let state = shared.state();
@@ -159,14 +180,14 @@ impl Tool for ToolSearchTool {
                 text.push('\n');
                 text.push_str(&groups);
             }
-            return Ok(with_related(text));
+            return Ok(with_related(ToolOutput::text(text)));
         }
         if discover_only {
-            return Ok(with_related(format!(
+            return Ok(with_related(ToolOutput::text(format!(
                 "Found {} tool(s), not loaded. To use one, call tool_search with select:NAME.\n{}",
                 names.len(),
                 describe(&shared, &names, true)
-            )));
+            ))));
         }
         {
             let mut state = shared.state();
@@ -174,13 +195,20 @@ impl Tool for ToolSearchTool {
                 state.discovered.insert(name);
             }
         }
-        Ok(with_related(format!(
-            "Found {} tool(s) for \"{query}\". {}.\n{}",
+        let head = format!(
+            "Found {} tool(s) for \"{query}\". {}.",
             names.len(),
-            self.how_to_call(),
-            describe(&shared, &names, self.activation == Activation::Proxy)
-        )))
+            self.how_to_call()
+        );
+        Ok(with_related(self.loaded(&shared, head, &names)))
     }
+}
+
+/// `output` with `note` (what else the query found) after its text.
+fn with_note(mut output: ToolOutput, note: &str) -> ToolOutput {
+    let text = format!("{}\n\n{}", output.joined_text().trim_end(), note.trim_end());
+    output.content = vec![tool_core::Content::text(text)];
+    output
 }
 
 impl ToolSearchTool {
@@ -217,18 +245,17 @@ impl ToolSearchTool {
             }
         }
         let mut parts = Vec::new();
+        let mut structured = None;
         if !found.is_empty() {
-            parts.push(format!(
-                "Selected {} tool(s). {}.\n{}",
-                found.len(),
-                self.how_to_call(),
-                describe(shared, &found, self.activation == Activation::Proxy).trim_end()
-            ));
+            let head = format!("Selected {} tool(s). {}.", found.len(), self.how_to_call());
+            let output = self.loaded(shared, head, &found);
+            parts.push(output.joined_text().trim_end().to_owned());
+            structured = output.structured;
         }
         if !loaded.is_empty() {
             let via = match self.activation {
                 Activation::Proxy => " Do not use execute_tool for them.",
-                Activation::Inline => "",
+                Activation::Inline | Activation::Native => "",
             };
             parts.push(format!(
                 "Already loaded: {}. Call these directly with your normal tool calls.{via}",
@@ -244,7 +271,11 @@ impl ToolSearchTool {
         if parts.is_empty() {
             parts.push("select: needs tool names, as in select:NAME or select:A,B".to_owned());
         }
-        ToolOutput::text(parts.join("\n\n"))
+        let output = ToolOutput::text(parts.join("\n\n"));
+        match structured {
+            Some(value) => output.with_structured(value),
+            None => output,
+        }
     }
 }
 

@@ -93,7 +93,8 @@ impl RunArgs {
 
 #[derive(Args, Default, Clone)]
 pub(crate) struct ProviderArgs {
-    /// `anthropic` or `openai` (any OpenAI-compatible server).
+    /// `anthropic`, `openai` (chat completions: any OpenAI-compatible server) or
+    /// `openai-responses` (OpenAI's Responses API; the default with only OPENAI_API_KEY set).
     #[arg(long)]
     pub(crate) provider: Option<String>,
     /// The model's name.
@@ -112,7 +113,9 @@ pub(crate) struct ToolArgs {
     /// Tool deferral: true, false, auto or auto:N.
     #[arg(long, value_name = "MODE")]
     pub(crate) defer_tools: Option<String>,
-    /// How found deferred tools are called: proxy (through execute_tool) or inline.
+    /// How found deferred tools are called: native (the provider loads them; the default with
+    /// Anthropic and the Responses API), proxy (through execute_tool; the default elsewhere) or
+    /// inline.
     #[arg(long, value_name = "STRATEGY")]
     pub(crate) activation: Option<String>,
     /// Another directory the file tools may use (repeatable).

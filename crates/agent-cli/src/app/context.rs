@@ -41,6 +41,7 @@ impl Context {
             mode: args.permission_mode,
             defer_tools: args.defer_tools.clone(),
             activation: args.activation.clone(),
+            native_activation: false,
             extra_roots: args.add_dir.clone(),
             allow: args.allow.clone(),
             deny: args.deny.clone(),
@@ -91,11 +92,10 @@ pub(crate) fn provider_config(
         model: settings.model.clone(),
         base_url: settings.base_url.clone(),
     };
-    Ok(ProviderConfig::resolve(
-        &from_flags,
-        &from_settings,
-        |name| std::env::var(name).ok(),
-    ))
+    let mut config =
+        ProviderConfig::resolve(&from_flags, &from_settings, |name| std::env::var(name).ok());
+    config.native_tool_search = settings.native_tool_search.unwrap_or(false);
+    Ok(config)
 }
 
 /// The session a run continues (`--resume ID`, `--continue`) or a new one, with its messages.

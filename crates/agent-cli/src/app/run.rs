@@ -29,12 +29,15 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
     if let Some(warning) = tool_builtins::sandbox_warning(sandbox) {
         eprintln!("warning: {warning}");
     }
+    let mut options = ctx.tool_options(&args.provider_tools());
+    options.native_activation =
+        provider_config(&args.provider, &ctx.settings)?.loads_deferred_tools();
     let runtime = ToolRuntime::build(
         &ctx.cwd,
         transcript.id(),
         session_dir,
         &ctx.settings,
-        &ctx.tool_options(&args.provider_tools()),
+        &options,
         front_end,
     )?;
     if let Some(manager) = &runtime.mcp {

@@ -9,6 +9,12 @@ use tool_core::{CancellationToken, ToolCall};
 pub(crate) use wire::request_body;
 pub use wire::{render_tool_result, render_tools};
 
+/// The body this client sends for `request`, as JSON (its bytes are the JSON's, keys sorted):
+/// for measuring and inspecting requests.
+pub fn render_request(request: &ModelRequest) -> serde_json::Value {
+    serde_json::to_value(request_body(request, &request.model)).unwrap_or_default()
+}
+
 use self::wire::{ContentBlock, Delta, Event, Usage as WireUsage};
 use super::config::{ANTHROPIC_API_KEY, ProviderConfig};
 use super::transport::{

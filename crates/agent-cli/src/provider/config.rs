@@ -28,6 +28,10 @@ pub(crate) const DEFAULT_LOCAL_BASE_URL: &str = "http://localhost:11434/v1";
 /// The model used with the local endpoint when none is named.
 pub(crate) const DEFAULT_LOCAL_MODEL: &str = "qwen2.5-coder";
 
+/// The model used with OpenAI's Responses API when none is named: one that takes client-side
+/// tool search.
+pub(crate) const DEFAULT_RESPONSES_MODEL: &str = "gpt-5.4";
+
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -35,6 +39,8 @@ pub enum ProviderKind {
     Anthropic,
     /// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM, ...).
     OpenAi,
+    /// OpenAI's Responses API: reasoning kept across tool calls, client-side tool search.
+    OpenAiResponses,
 }
 
 impl FromStr for ProviderKind {
@@ -43,9 +49,11 @@ impl FromStr for ProviderKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "anthropic" | "claude" => Ok(Self::Anthropic),
-            "openai" | "openai-compatible" | "ollama" | "local" => Ok(Self::OpenAi),
+            "openai" | "openai-compatible" | "openai-chat" | "ollama" | "local" => Ok(Self::OpenAi),
+            "openai-responses" | "responses" => Ok(Self::OpenAiResponses),
             other => Err(format!(
-                "unknown provider `{other}`: expected `anthropic` or `openai`"
+                "unknown provider `{other}`: expected `anthropic`, `openai` (chat completions) or \
+                 `openai-responses`"
             )),
         }
     }
@@ -56,6 +64,7 @@ impl fmt::Display for ProviderKind {
         f.write_str(match self {
             Self::Anthropic => "anthropic",
             Self::OpenAi => "openai",
+            Self::OpenAiResponses => "openai-responses",
         })
     }
 }
@@ -89,6 +98,9 @@ pub struct ProviderConfig {
     pub base_delay: Duration,
     /// The longest delay between attempts, also the cap on a server's `retry-after`.
     pub max_delay: Duration,
+    /// A chat completions server that loads deferred tools natively (`defer_loading` tools and
+    /// `tool_reference` parts, the `nativeToolSearch` setting).
+    pub native_tool_search: bool,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -102,6 +114,7 @@ impl fmt::Debug for ProviderConfig {
             .field("max_retries", &self.max_retries)
             .field("base_delay", &self.base_delay)
             .field("max_delay", &self.max_delay)
+            .field("native_tool_search", &self.native_tool_search)
             .finish()
     }
 }
@@ -129,6 +142,19 @@ impl ProviderConfig {
             max_retries: Self::DEFAULT_MAX_RETRIES,
             base_delay: Self::DEFAULT_BASE_DELAY,
             max_delay: Self::DEFAULT_MAX_DELAY,
+            native_tool_search: false,
+        }
+    }
+
+    /// Whether the provider loads deferred tools itself, which makes `native` the default
+    /// activation: Anthropic's Messages API (`tool_reference`), the Responses API with a model
+    /// that takes client-side tool search (`tool_search_output`; GPT-5.4 on), and a chat
+    /// completions server the `nativeToolSearch` setting declares capable.
+    pub fn loads_deferred_tools(&self) -> bool {
+        match self.kind {
+            ProviderKind::Anthropic => true,
+            ProviderKind::OpenAiResponses => takes_tool_search(&self.model),
+            ProviderKind::OpenAi => self.native_tool_search,
         }
     }
 
@@ -136,7 +162,9 @@ impl ProviderConfig {
     /// (read through `env`, so callers and tests decide where it comes from).
     ///
     /// Without an explicit provider, `ANTHROPIC_API_KEY` selects Anthropic; otherwise it is an
-    /// OpenAI-compatible endpoint: OpenAI's when `OPENAI_API_KEY` or a base URL is set, and a
+    /// OpenAI-compatible endpoint: OpenAI's own when `OPENAI_API_KEY` is set without a base URL
+    /// (spoken to through the Responses API, which keeps reasoning across tool calls and
+    /// searches deferred tools natively), chat completions at a base URL when one is set, and a
     /// local Ollama at `http://localhost:11434/v1` when nothing is.
     pub fn resolve(
         flags: &ProviderChoice,
@@ -144,14 +172,19 @@ impl ProviderConfig {
         env: impl Fn(&str) -> Option<String>,
     ) -> Self {
         let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let explicit_base = flags.base_url.clone().or_else(|| settings.base_url.clone());
         let kind = flags.provider.or(settings.provider).unwrap_or_else(|| {
             if env(ANTHROPIC_API_KEY).is_some() {
                 ProviderKind::Anthropic
+            } else if env(OPENAI_API_KEY).is_some()
+                && explicit_base.is_none()
+                && env(OPENAI_BASE_URL).is_none()
+            {
+                ProviderKind::OpenAiResponses
             } else {
                 ProviderKind::OpenAi
             }
         });
-        let explicit_base = flags.base_url.clone().or_else(|| settings.base_url.clone());
         let model = flags.model.clone().or_else(|| settings.model.clone());
         match kind {
             ProviderKind::Anthropic => Self::new(
@@ -177,6 +210,14 @@ impl ProviderConfig {
                     model.unwrap_or_else(|| default_model.to_owned()),
                 )
             }
+            ProviderKind::OpenAiResponses => Self::new(
+                kind,
+                explicit_base
+                    .or_else(|| env(OPENAI_BASE_URL))
+                    .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.to_owned()),
+                env(OPENAI_API_KEY),
+                model.unwrap_or_else(|| DEFAULT_RESPONSES_MODEL.to_owned()),
+            ),
         }
     }
 
@@ -187,6 +228,17 @@ impl ProviderConfig {
             max_delay: self.max_delay,
         }
     }
+}
+
+/// Whether an OpenAI model takes client-side tool search: GPT-5.4 and later.
+fn takes_tool_search(model: &str) -> bool {
+    let Some(version) = model.strip_prefix("gpt-") else {
+        return false;
+    };
+    let mut parts = version.split(['.', '-']);
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    major > 5 || (major == 5 && minor >= 4)
 }
 
 /// How retries are spaced.
@@ -258,11 +310,21 @@ mod tests {
     }
 
     #[test]
-    fn openai_key_or_base_url_selects_openai() {
+    fn openai_key_selects_the_responses_api_and_a_base_url_chat_completions() {
         let config = resolve(&ProviderChoice::default(), &[("OPENAI_API_KEY", "sk-oa")]);
+        assert_eq!(config.kind, ProviderKind::OpenAiResponses);
+        assert_eq!(config.base_url, DEFAULT_OPENAI_BASE_URL);
+        assert_eq!(config.model, DEFAULT_RESPONSES_MODEL);
+        assert!(config.loads_deferred_tools());
+        let chat = ProviderChoice {
+            provider: Some(ProviderKind::OpenAi),
+            ..ProviderChoice::default()
+        };
+        let config = resolve(&chat, &[("OPENAI_API_KEY", "sk-oa")]);
         assert_eq!(config.kind, ProviderKind::OpenAi);
         assert_eq!(config.base_url, DEFAULT_OPENAI_BASE_URL);
         assert_eq!(config.model, DEFAULT_OPENAI_MODEL);
+        assert!(!config.loads_deferred_tools());
         let config = resolve(
             &ProviderChoice::default(),
             &[("OPENAI_BASE_URL", "http://gpu:8000/v1")],
@@ -292,6 +354,16 @@ mod tests {
         let config = ProviderConfig::resolve(&ProviderChoice::default(), &settings, |_| None);
         assert_eq!(config.kind, ProviderKind::Anthropic);
         assert_eq!(config.model, "claude-opus-4-1");
+    }
+
+    #[test]
+    fn tool_search_needs_gpt_5_4_or_later() {
+        for model in ["gpt-5.4", "gpt-5.4-mini", "gpt-5.10", "gpt-6"] {
+            assert!(takes_tool_search(model), "{model}");
+        }
+        for model in ["gpt-5", "gpt-5.1", "gpt-4.1", "o3", "llama3"] {
+            assert!(!takes_tool_search(model), "{model}");
+        }
     }
 
     #[test]
@@ -328,6 +400,10 @@ mod tests {
     fn provider_names_parse() {
         assert_eq!("Anthropic".parse(), Ok(ProviderKind::Anthropic));
         assert_eq!("ollama".parse(), Ok(ProviderKind::OpenAi));
+        assert_eq!(
+            "openai-responses".parse(),
+            Ok(ProviderKind::OpenAiResponses)
+        );
         assert!("gemini".parse::<ProviderKind>().is_err());
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::anthropic::AnthropicProvider;
 use super::config::{ProviderConfig, ProviderKind};
 use super::openai::OpenAiProvider;
+use super::responses::ResponsesProvider;
 use super::{Provider, ProviderError};
 
 /// Builds the provider a configuration describes.
@@ -13,5 +14,6 @@ pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError
     Ok(match config.kind {
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
+        ProviderKind::OpenAiResponses => Arc::new(ResponsesProvider::new(config)?),
     })
 }

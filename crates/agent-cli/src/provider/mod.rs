@@ -1,5 +1,5 @@
-//! Model providers: Anthropic's Messages API and OpenAI-compatible chat completions, both
-//! streaming.
+//! Model providers: Anthropic's Messages API, OpenAI-compatible chat completions and OpenAI's
+//! Responses API, all streaming.
 //!
 //! [`ProviderConfig::resolve`] picks the provider from flags, settings and the environment,
 //! [`build`] makes it, and [`Provider::stream`] sends one request and returns the answer as a
@@ -49,6 +49,7 @@ pub mod anthropic;
 mod config;
 mod factory;
 pub mod openai;
+pub mod responses;
 mod scripted;
 mod thinking;
 mod transport;
@@ -64,6 +65,7 @@ pub use config::{
 };
 pub use factory::build;
 pub use openai::OpenAiProvider;
+pub use responses::ResponsesProvider;
 pub use scripted::Scripted;
 pub use thinking::Thinking;
 

@@ -21,8 +21,9 @@ pub(crate) const READ_ONLY_TOOLS: &[&str] = &["glob", "grep", "read_file", "shel
 /// Built-in tools that only read, whatever their input.
 const ALWAYS_READ_ONLY: &[&str] = &["glob", "grep", "read_file", "web_fetch"];
 
-/// Tools a sub-agent never gets: it cannot start sub-agents; it sees every tool it may use
-/// (nothing is deferred), so it needs no tool search; and it may not act for the session: a
+/// Tools a sub-agent never gets from the session: it cannot start sub-agents; the session's
+/// `tool_search` and `execute_tool` reach the whole catalogue (a sub-agent offered deferred
+/// tools gets its own, over those alone); and it may not act for the session: a
 /// skill's allowed tools are granted in the session's permissions, the structured answer is the
 /// session's, and plan mode is the session's mode.
 pub(crate) const NEVER_OFFERED: &[&str] = &[

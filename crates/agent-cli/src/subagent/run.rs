@@ -133,7 +133,9 @@ fn tool_sets(kind: &AgentType, parent: &ToolRegistry) -> ToolSets {
     ToolSets { offered, refused }
 }
 
-/// The type's instructions, where the sub-agent works, and its tools' guidance.
+/// The type's instructions, where the sub-agent works, its tools' guidance, and the
+/// announcement of the deferred tools it may find with `tool_search` (as the main agent's, within
+/// the same budget).
 fn system_prompt(kind: &AgentType, runtime: &ToolRuntime) -> String {
     let mut prompt = format!(
         "{}\n\nYou are the {} sub-agent, working in {}. Another agent gave you this task and sees \
@@ -146,6 +148,11 @@ fn system_prompt(kind: &AgentType, runtime: &ToolRuntime) -> String {
         if let Some(guidance) = tool.prompt() {
             prompt.push_str(&format!("\n# {}\n{}\n", tool.spec().name, guidance.trim()));
         }
+    }
+    if let Some(announcement) = runtime.pool.announcement() {
+        prompt.push('\n');
+        prompt.push_str(&announcement);
+        prompt.push('\n');
     }
     prompt
 }

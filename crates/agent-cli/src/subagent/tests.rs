@@ -276,3 +276,131 @@ async fn a_failed_sub_agent_still_reports_what_it_spent() {
     let usage = meter.total().usage;
     assert_eq!((usage.input_tokens, usage.output_tokens), (10, 2));
 }
+
+/// An MCP server's tool (deferred), answering with its input.
+struct Lookup(tool_core::ToolSpec);
+
+#[async_trait::async_trait]
+impl tool_core::Tool for Lookup {
+    type Input = Value;
+
+    fn spec(&self, _: Value) -> tool_core::ToolSpec {
+        self.0.clone()
+    }
+
+    async fn check_permissions(
+        &self,
+        _: &Value,
+        _: &tool_core::ToolContext,
+    ) -> tool_core::PermissionCheck {
+        tool_core::PermissionCheck::Allow
+    }
+
+    async fn call(
+        &self,
+        input: Value,
+        _: &tool_core::ToolContext,
+    ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
+        Ok(tool_core::ToolOutput::text(format!("looked up {input}")))
+    }
+}
+
+/// A sub-agent offered deferred tools gets its own `tool_search` (over its own tools alone) and
+/// the main agent's announcement of them; with native activation it loads the found tool from
+/// the search's references and calls it by its own name.
+#[tokio::test]
+async fn a_sub_agent_finds_its_deferred_tools_with_its_own_tool_search() {
+    let project = tempfile::tempdir().unwrap();
+    let session_dir = tempfile::tempdir().unwrap();
+    let agents = project.path().join(".claude").join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("looker.md"),
+        "---\nname: looker\ndescription: Looks up.\ntools: [read_file, mcp__srv__lookup]\n---\nLook things up.\n",
+    )
+    .unwrap();
+    let options = ToolOptions {
+        native_activation: true,
+        ..ToolOptions::default()
+    };
+    let runtime = ToolRuntime::build(
+        project.path(),
+        "test",
+        session_dir.path().to_path_buf(),
+        &Settings::default(),
+        &options,
+        Arc::new(Headless),
+    )
+    .unwrap();
+    for (server, tool) in [("srv", "lookup"), ("srv", "other")] {
+        let spec = tool_core::ToolSpec::new(
+            format!("mcp__{server}__{tool}"),
+            "Looks a word up.",
+            json!({"type": "object", "properties": {"word": {"type": "string"}}}),
+        )
+        .with_origin(tool_core::Origin::Mcp {
+            server: server.into(),
+            tool: tool.into(),
+        });
+        runtime
+            .pool
+            .add_mcp_tool(tool_core::AnyTool::new(Lookup(spec)))
+            .unwrap();
+    }
+    let provider = canned(vec![
+        reply(
+            vec![tool_use(
+                "s1",
+                "tool_search",
+                json!({"query": "select:mcp__srv__lookup"}),
+            )],
+            1,
+            1,
+        ),
+        reply(
+            vec![tool_use("l1", "mcp__srv__lookup", json!({"word": "x"}))],
+            1,
+            1,
+        ),
+        reply(vec![text("x is looked up")], 1, 1),
+    ]);
+    let types = AgentTypes::load(&AgentTypes::folders(project.path(), session_dir.path()));
+    install(
+        &runtime,
+        types,
+        provider.clone(),
+        "m".into(),
+        Meter::default(),
+    )
+    .unwrap();
+    let call = ToolCall::new(
+        "toolu_1",
+        AGENT_TOOL,
+        json!({"description": "look", "prompt": "Look x up", "subagent_type": "looker"}),
+    );
+    let result = runtime
+        .executor
+        .execute(call, CancellationToken::new(), None)
+        .await;
+    assert!(!result.is_error, "{result:?}");
+    let requests = provider.requests();
+    assert_eq!(requests[0].tools.names(), ["read_file", "tool_search"]);
+    let system = &requests[0].system[0];
+    assert!(system.contains("<available-deferred-tools>"), "{system}");
+    assert!(system.contains("mcp__srv__lookup"), "{system}");
+    assert!(
+        !system.contains("mcp__srv__other"),
+        "only its own tools: {system}"
+    );
+    let deferred: Vec<&str> = requests[1]
+        .tools
+        .deferred()
+        .iter()
+        .map(|t| t.spec().name.as_str())
+        .collect();
+    assert_eq!(deferred, ["mcp__srv__lookup"]);
+    let Block::ToolResult(found) = &requests[2].messages[4].content[0] else {
+        panic!("no result: {:?}", requests[2].messages[4]);
+    };
+    assert!(found.text().contains("looked up"), "{found:?}");
+}

@@ -20,7 +20,7 @@ const KINDS: [ProviderKind; 2] = [ProviderKind::Anthropic, ProviderKind::OpenAi]
 fn config(kind: ProviderKind, server: &ScriptedServer) -> ProviderConfig {
     let base = match kind {
         ProviderKind::Anthropic => server.url(),
-        ProviderKind::OpenAi => server.openai_url(),
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => server.openai_url(),
     };
     fast(ProviderConfig::new(
         kind,
@@ -48,6 +48,7 @@ fn tools() -> RequestTools {
     RequestTools {
         tools: vec![tool_core::AnyTool::new(Declared(spec))],
         stable_len: 1,
+        ..RequestTools::default()
     }
 }
 
@@ -158,6 +159,7 @@ async fn providers_render_the_tools_in_their_own_format() {
         let expected = match kind {
             ProviderKind::Anthropic => agent_cli::provider::anthropic::render_tools(&tools()),
             ProviderKind::OpenAi => agent_cli::provider::openai::render_tools(&tools()),
+            ProviderKind::OpenAiResponses => agent_cli::provider::responses::render_tools(&tools()),
         };
         assert_eq!(sent, &expected, "{kind}");
     }

@@ -142,7 +142,7 @@ async fn a_context_length_error_compacts_and_the_request_succeeds() {
                 400,
                 json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 250000 tokens > 200000 maximum"}}),
             ),
-            ProviderKind::OpenAi => Turn::error(
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => Turn::error(
                 400,
                 json!({"error": {"message": "This model's maximum context length is 128000 tokens.", "code": "context_length_exceeded"}}),
             ),
@@ -457,7 +457,7 @@ async fn at_paths_attach_text_and_images_in_both_wire_formats() {
                 sent.contains(r#"{"data":"iVBORw==","media_type":"image/png","type":"base64"}"#),
                 "{sent}"
             ),
-            ProviderKind::OpenAi => {
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
                 assert!(sent.contains("data:image/png;base64,iVBORw=="), "{sent}")
             }
         }

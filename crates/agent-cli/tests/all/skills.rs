@@ -233,6 +233,8 @@ async fn tool_search_finds_skills_beside_deferred_tools() {
     let output = run(project.agent(&server, ProviderKind::Anthropic).args([
         "--defer-tools",
         "true",
+        "--activation",
+        "proxy",
         "-p",
         "hello",
     ]))

@@ -99,6 +99,36 @@ async fn inline_activation_appends_discovered_tools_after_the_stable_part() {
     assert_eq!(after.declarations().len(), before.stable_len + 2);
 }
 
+#[tokio::test]
+async fn native_activation_declares_found_tools_deferred_after_the_stable_part() {
+    let fx = Fixture::new(PoolConfig {
+        activation: Activation::Native,
+        ..PoolConfig::default()
+    });
+    let before = fx.pool.request_tools();
+    assert!(!before.names().contains(&"execute_tool".to_owned()));
+    assert!(before.deferred().is_empty());
+    let proxy = Fixture::new(PoolConfig::default()).pool.request_tools();
+    let without_proxy: Vec<String> = proxy
+        .names()
+        .into_iter()
+        .filter(|n| n != "execute_tool")
+        .collect();
+    assert_eq!(before.names(), without_proxy, "the stable part is inline's");
+    fx.search("select:mcp__slack__send_message").await;
+    let after = fx.pool.request_tools();
+    assert_eq!(&after.names()[..before.stable_len], &before.names()[..]);
+    let deferred: Vec<&str> = after
+        .deferred()
+        .iter()
+        .map(|t| t.spec().name.as_str())
+        .collect();
+    assert_eq!(deferred, ["mcp__slack__send_message"]);
+    assert!(after.is_deferred("mcp__slack__send_message"));
+    assert!(!after.is_deferred("tool_search"));
+    assert_json_snapshot!("native_after_select", after);
+}
+
 #[test]
 fn a_core_builtin_added_later_takes_its_sorted_place() {
     let fx = Fixture::new(PoolConfig::default());

@@ -67,6 +67,43 @@ async fn inline_answers_say_to_call_directly() {
     assert_snapshot!("select_inline", text);
 }
 
+#[tokio::test]
+async fn native_answers_reference_the_found_tools() {
+    let fx = Fixture::new(PoolConfig {
+        activation: Activation::Native,
+        ..PoolConfig::default()
+    });
+    let result = fx
+        .call(
+            "tool_search",
+            json!({"query": "select:mcp__slack__send_message,read_file"}),
+        )
+        .await;
+    assert_eq!(
+        tool_pool::tool_references(&result),
+        ["mcp__slack__send_message"]
+    );
+    assert_snapshot!("select_native", result.text());
+    let keywords = fx
+        .call("tool_search", json!({"query": "create a github issue"}))
+        .await;
+    let found = tool_pool::tool_references(&keywords);
+    assert!(found.contains(&"mcp__github__create_issue"), "{found:?}");
+    assert!(fx.pool.is_discovered("mcp__github__create_issue"));
+    let discover = fx
+        .call("tool_search", json!({"query": "discover:github issue"}))
+        .await;
+    assert!(tool_pool::tool_references(&discover).is_empty());
+    let proxy = Fixture::new(PoolConfig::default());
+    let result = proxy
+        .call(
+            "tool_search",
+            json!({"query": "select:mcp__slack__send_message"}),
+        )
+        .await;
+    assert!(tool_pool::tool_references(&result).is_empty());
+}
+
 /// Answers every query naming a fruit with a line per fruit, and others with nothing.
 struct Fruit;
 

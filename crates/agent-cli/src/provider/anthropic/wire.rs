@@ -76,6 +76,9 @@ struct TextBlock<'a> {
 struct WireTool<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
+    /// Declared but kept out of the prompt until a `tool_reference` names it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer_loading: bool,
     description: &'a str,
     input_schema: &'a Value,
     name: &'a str,
@@ -150,6 +153,12 @@ enum ResultContent<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
     },
+    /// Loads a tool the request declares deferred.
+    ToolReference {
+        tool_name: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
     Image {
         source: ImageSource<'a>,
         #[serde(rename = "type")]
@@ -201,7 +210,7 @@ pub(crate) fn request_body<'a>(request: &'a ModelRequest<'_>, model: &'a str) ->
         .collect();
     RequestBody {
         max_tokens: request.max_tokens,
-        messages: render_messages(&request.messages),
+        messages: render_messages(&request.messages, &request.tools),
         model,
         stream: true,
         system,
@@ -211,14 +220,18 @@ pub(crate) fn request_body<'a>(request: &'a ModelRequest<'_>, model: &'a str) ->
 }
 
 /// The tools array, with a cache breakpoint on the last tool of the stable part: everything up
-/// to it stays byte-identical from request to request, so the prompt cache keeps hitting.
+/// to it stays byte-identical from request to request, so the prompt cache keeps hitting. Tools
+/// found with native activation follow it declared deferred, which the API keeps out of that
+/// prefix (it shows each where a `tool_reference` loads it).
 fn wire_tools(tools: &RequestTools) -> Vec<WireTool<'_>> {
+    let deferred_from = tools.tools.len() - tools.deferred().len();
     tools
         .declarations()
         .into_iter()
         .enumerate()
         .map(|(i, tool)| WireTool {
             cache_control: (i + 1 == tools.stable_len).then_some(CacheControl::Ephemeral),
+            defer_loading: i >= deferred_from,
             description: tool.description,
             input_schema: tool.input_schema,
             name: tool.name,
@@ -252,24 +265,80 @@ pub(crate) fn tool_result_block(result: &ToolResult) -> ToolResultBlock<'_> {
     }
 }
 
+/// The `tool_result` of a search that loaded tools natively: one `tool_reference` block per
+/// tool the request declares deferred (the API refuses a reference to any other), and the
+/// result's text apart, to go after the message's results. `None` when it references none.
+fn referencing_block<'a>(
+    result: &'a ToolResult,
+    tools: &RequestTools,
+) -> Option<(ToolResultBlock<'a>, Vec<&'a str>)> {
+    let content: Vec<ResultContent<'a>> = tool_pool::tool_references(result)
+        .into_iter()
+        .filter(|name| tools.is_deferred(name))
+        .map(|tool_name| ResultContent::ToolReference {
+            tool_name,
+            kind: "tool_reference",
+        })
+        .collect();
+    if content.is_empty() {
+        return None;
+    }
+    let texts = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text } if !text.is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let block = ToolResultBlock {
+        content,
+        is_error: result.is_error,
+        tool_use_id: &result.tool_use_id,
+        kind: "tool_result",
+    };
+    Some((block, texts))
+}
+
 /// A `tool_result` content block as JSON.
 pub fn render_tool_result(result: &ToolResult) -> Value {
     serde_json::to_value(tool_result_block(result)).unwrap_or_default()
 }
 
-fn render_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
+/// A message's blocks. The text of a result that loaded tools natively goes after the message's
+/// other blocks: a `tool_result` of references carries nothing else.
+fn message_blocks<'a>(message: &'a Message, tools: &RequestTools) -> Vec<WireBlock<'a>> {
+    let mut moved = Vec::new();
+    let mut blocks: Vec<WireBlock<'a>> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            Block::ToolResult(result) => match referencing_block(result, tools) {
+                Some((block, texts)) => {
+                    moved.extend(texts);
+                    Some(BlockKind::ToolResult(block))
+                }
+                None => wire_block(block),
+            },
+            other => wire_block(other),
+        })
+        .map(|kind| WireBlock {
+            cache_control: None,
+            kind,
+        })
+        .collect();
+    blocks.extend(moved.into_iter().map(|text| WireBlock {
+        cache_control: None,
+        kind: BlockKind::Text { text, kind: "text" },
+    }));
+    blocks
+}
+
+fn render_messages<'a>(messages: &'a [Message], tools: &RequestTools) -> Vec<WireMessage<'a>> {
     let mut rendered: Vec<WireMessage<'_>> = messages
         .iter()
         .map(|message| WireMessage {
-            content: message
-                .content
-                .iter()
-                .filter_map(wire_block)
-                .map(|kind| WireBlock {
-                    cache_control: None,
-                    kind,
-                })
-                .collect(),
+            content: message_blocks(message, tools),
             role: match message.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
@@ -448,6 +517,93 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
+
+    /// A declared tool that is never called.
+    struct Declared(tool_core::ToolSpec);
+
+    #[async_trait::async_trait]
+    impl tool_core::Tool for Declared {
+        type Input = Value;
+
+        fn spec(&self, _: Value) -> tool_core::ToolSpec {
+            self.0.clone()
+        }
+
+        async fn call(
+            &self,
+            _: Value,
+            _: &tool_core::ToolContext,
+        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
+            Err(tool_core::ToolError::failed("declared only"))
+        }
+    }
+
+    /// `read_file` loaded, `found` declared deferred after it (native activation), and a
+    /// search's result referencing `found` and `gone` (a tool no longer in the request).
+    fn native_request() -> ModelRequest<'static> {
+        let declared = |name: &str| {
+            tool_core::AnyTool::new(Declared(tool_core::ToolSpec::new(
+                name,
+                "A tool.",
+                json!({"type": "object"}),
+            )))
+        };
+        let search = ToolResult {
+            structured: Some(json!({"tool_references": ["found", "gone"]})),
+            is_error: false,
+            ..ToolResult::error("toolu_s", "Found 2 tool(s).")
+        };
+        ModelRequest {
+            model: "m".into(),
+            system: vec!["s".into()],
+            messages: std::borrow::Cow::Owned(vec![
+                Message::user_text("go"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![Block::ToolUse(ToolCall::new(
+                        "toolu_s",
+                        "tool_search",
+                        json!({"query": "x"}),
+                    ))],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![Block::ToolResult(search)],
+                },
+            ]),
+            tools: RequestTools {
+                tools: vec![declared("read_file"), declared("found")],
+                stable_len: 1,
+                activation: tool_pool::Activation::Native,
+            },
+            max_tokens: 100,
+            thinking: Thinking::Off,
+        }
+    }
+
+    /// References name only tools the request declares deferred; the result's text follows the
+    /// message's results; nothing is declared deferred when no tool would stay loaded.
+    #[test]
+    fn native_references_obey_the_api_rules() {
+        let mut request = native_request();
+        let body = serde_json::to_value(request_body(&request, "m")).unwrap_or_default();
+        assert_eq!(body["tools"][0].get("defer_loading"), None);
+        assert_eq!(body["tools"][1]["defer_loading"], true);
+        let answer = &body["messages"][2]["content"];
+        assert_eq!(
+            answer[0]["content"],
+            json!([{"type": "tool_reference", "tool_name": "found"}])
+        );
+        assert_eq!(answer[1]["text"], "Found 2 tool(s).");
+        request.tools.stable_len = 0;
+        let body = serde_json::to_value(request_body(&request, "m")).unwrap_or_default();
+        assert!(!body.to_string().contains("defer_loading"));
+        assert!(!body.to_string().contains("tool_reference"));
+        assert_eq!(
+            body["messages"][2]["content"][0]["content"][0]["text"],
+            "Found 2 tool(s)."
+        );
+    }
 
     /// A conversation with every kind of block, a tool result with an image, an error result and
     /// input that did not parse.

@@ -102,6 +102,12 @@ enum Part<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
     },
+    /// Loads a tool the request declares deferred (in a `tool` message).
+    ToolReference {
+        tool_name: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
 }
 
 impl<'a> Part<'a> {
@@ -131,6 +137,10 @@ struct CallFunction<'a> {
 
 #[derive(Debug, Serialize)]
 struct FunctionTool<'a> {
+    /// Declared, but loaded only when a `tool_reference` part names it (servers that load
+    /// deferred tools natively, the `nativeToolSearch` setting).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer_loading: bool,
     function: FunctionDeclaration<'a>,
     #[serde(rename = "type")]
     kind: &'static str,
@@ -158,7 +168,7 @@ pub(crate) fn request_body<'a>(
         ));
     }
     for message in request.messages.iter() {
-        render_message(message, &mut messages);
+        render_message(message, &request.tools, &mut messages);
     }
     let limit = Some(request.max_tokens);
     RequestBody {
@@ -176,10 +186,13 @@ pub(crate) fn request_body<'a>(
 }
 
 fn function_tools(tools: &RequestTools) -> Vec<FunctionTool<'_>> {
+    let deferred_from = tools.tools.len() - tools.deferred().len();
     tools
         .declarations()
         .into_iter()
-        .map(|tool| FunctionTool {
+        .enumerate()
+        .map(|(i, tool)| FunctionTool {
+            defer_loading: i >= deferred_from,
             function: FunctionDeclaration {
                 description: tool.description,
                 name: tool.name,
@@ -193,6 +206,31 @@ fn function_tools(tools: &RequestTools) -> Vec<FunctionTool<'_>> {
 /// The tools array as function tools.
 pub fn render_tools(tools: &RequestTools) -> Value {
     serde_json::to_value(function_tools(tools)).unwrap_or_default()
+}
+
+/// A `tool` message of a native search's result: its text, then a `tool_reference` part for each
+/// tool it loaded that the request declares deferred; `None` when it references none.
+fn referencing_message<'a>(
+    result: &'a ToolResult,
+    tools: &RequestTools,
+) -> Option<WireMessage<'a>> {
+    let references: Vec<Part<'a>> = tool_pool::tool_references(result)
+        .into_iter()
+        .filter(|name| tools.is_deferred(name))
+        .map(|tool_name| Part::ToolReference {
+            tool_name,
+            kind: "tool_reference",
+        })
+        .collect();
+    if references.is_empty() {
+        return None;
+    }
+    let mut parts = vec![Part::text(Cow::Owned(result.text()))];
+    parts.extend(references);
+    Some(WireMessage {
+        tool_call_id: Some(&result.tool_use_id),
+        ..WireMessage::new("tool", Some(WireContent::Parts(parts)))
+    })
 }
 
 /// A `tool` message. The format carries text only, so images are described in words, and an
@@ -223,14 +261,16 @@ pub fn render_tool_result(result: &ToolResult) -> Value {
     serde_json::to_value(tool_message(result)).unwrap_or_default()
 }
 
-fn render_message<'a>(message: &'a Message, out: &mut Vec<WireMessage<'a>>) {
+fn render_message<'a>(message: &'a Message, tools: &RequestTools, out: &mut Vec<WireMessage<'a>>) {
     match message.role {
         Role::User => {
             let mut texts: Vec<&str> = Vec::new();
             let mut images = Vec::new();
             for block in &message.content {
                 match block {
-                    Block::ToolResult(result) => out.push(tool_message(result)),
+                    Block::ToolResult(result) => out.push(
+                        referencing_message(result, tools).unwrap_or_else(|| tool_message(result)),
+                    ),
                     Block::Text { text } => texts.push(text),
                     Block::Image { media_type, data } => images.push(Part::Image {
                         image_url: ImageUrl {
@@ -406,10 +446,91 @@ pub(crate) struct PromptTokensDetails {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use tool_core::ToolCall;
 
     use std::borrow::Cow;
 
     use super::*;
+    use crate::provider::Thinking;
+
+    /// A declared tool that is never called.
+    struct Declared(tool_core::ToolSpec);
+
+    #[async_trait::async_trait]
+    impl tool_core::Tool for Declared {
+        type Input = Value;
+
+        fn spec(&self, _: Value) -> tool_core::ToolSpec {
+            self.0.clone()
+        }
+
+        async fn call(
+            &self,
+            _: Value,
+            _: &tool_core::ToolContext,
+        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
+            Err(tool_core::ToolError::failed("declared only"))
+        }
+    }
+
+    /// `read_file` loaded, `found` declared deferred after it (native activation), and a
+    /// search's result referencing `found` and `gone` (a tool no longer in the request).
+    fn native_request() -> ModelRequest<'static> {
+        let declared = |name: &str| {
+            tool_core::AnyTool::new(Declared(tool_core::ToolSpec::new(
+                name,
+                "A tool.",
+                json!({"type": "object"}),
+            )))
+        };
+        let search = ToolResult {
+            structured: Some(json!({"tool_references": ["found", "gone"]})),
+            is_error: false,
+            ..ToolResult::error("toolu_s", "Found 2 tool(s).")
+        };
+        ModelRequest {
+            model: "m".into(),
+            system: vec!["s".into()],
+            messages: std::borrow::Cow::Owned(vec![
+                Message::user_text("go"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![Block::ToolUse(ToolCall::new(
+                        "toolu_s",
+                        "tool_search",
+                        json!({"query": "x"}),
+                    ))],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![Block::ToolResult(search)],
+                },
+            ]),
+            tools: RequestTools {
+                tools: vec![declared("read_file"), declared("found")],
+                stable_len: 1,
+                activation: tool_pool::Activation::Native,
+            },
+            max_tokens: 100,
+            thinking: Thinking::Off,
+        }
+    }
+
+    /// A chat server declared capable gets the found tool as a deferred function and the
+    /// search's answer as text plus a reference part, only for a tool it declares.
+    #[test]
+    fn native_chat_declares_deferred_functions_and_references_them() {
+        let request = native_request();
+        let body = serde_json::to_value(request_body(&request, "m", TokenLimitField::MaxTokens))
+            .unwrap_or_default();
+        assert_eq!(body["tools"][0].get("defer_loading"), None);
+        assert_eq!(body["tools"][1]["defer_loading"], true);
+        assert_eq!(
+            body["messages"][3]["content"],
+            json!([{"type": "text", "text": "Found 2 tool(s)."},
+                   {"type": "tool_reference", "tool_name": "found"}])
+        );
+    }
 
     #[test]
     fn user_messages_in_a_row_go_out_as_one() {
@@ -425,14 +546,15 @@ mod tests {
             }],
         };
         let mut out = Vec::new();
-        render_message(&summary, &mut out);
-        render_message(&prompt, &mut out);
+        let tools = RequestTools::default();
+        render_message(&summary, &tools, &mut out);
+        render_message(&prompt, &tools, &mut out);
         let json = |out: &Vec<WireMessage<'_>>| serde_json::to_value(out).unwrap();
         assert_eq!(
             json(&out),
             json!([{"role": "user", "content": "the summary\n\nfix the bug"}])
         );
-        render_message(&image, &mut out);
+        render_message(&image, &tools, &mut out);
         let out = json(&out);
         assert_eq!(out.as_array().unwrap().len(), 1);
         assert_eq!(out[0]["content"][0]["text"], "the summary\n\nfix the bug");

@@ -90,6 +90,14 @@ impl Project {
             ProviderKind::OpenAi => {
                 command.args(["--provider", "openai", "--base-url", &server.openai_url()])
             }
+            ProviderKind::OpenAiResponses => command
+                .args([
+                    "--provider",
+                    "openai-responses",
+                    "--base-url",
+                    &server.openai_url(),
+                ])
+                .env("OPENAI_API_KEY", "test-key"),
         };
         command.args(["--model", "test-model"]);
         command

@@ -1,5 +1,5 @@
-//! A scripted model provider on loopback: it speaks both Anthropic's Messages API and OpenAI's
-//! chat completions (chosen by the request path), plays back one scripted turn per request, and
+//! A scripted model provider on loopback: it speaks Anthropic's Messages API, OpenAI's chat
+//! completions and OpenAI's Responses API (chosen by the request path), plays back one scripted turn per request, and
 //! records every request for assertions.
 //!
 //! ```ignore
@@ -171,9 +171,9 @@ impl Matcher {
     }
 }
 
-/// The system prompt of a request in either wire format.
+/// The system prompt of a request in any wire format.
 fn system_text(body: &Value) -> String {
-    let anthropic = content_text(&body["system"]);
+    let anthropic = content_text(&body["system"]) + body["instructions"].as_str().unwrap_or("");
     let openai: Vec<String> = body["messages"]
         .as_array()
         .into_iter()
@@ -184,10 +184,10 @@ fn system_text(body: &Value) -> String {
     format!("{anthropic}{}", openai.join("\n"))
 }
 
-/// The first user message of a request in either wire format.
+/// The first user message of a request in any wire format.
 fn first_user_text(body: &Value) -> String {
-    body["messages"]
-        .as_array()
+    let messages = body["messages"].as_array().or(body["input"].as_array());
+    messages
         .into_iter()
         .flatten()
         .find(|m| m["role"] == "user")
@@ -366,6 +366,9 @@ pub struct ScriptedServer {
 enum Wire {
     Anthropic,
     OpenAi,
+    /// The Responses API; `true` when the request declares the client tool search, whose calls
+    /// then go out as `tool_search_call` items.
+    Responses(bool),
 }
 
 impl ScriptedServer {
@@ -458,6 +461,13 @@ async fn serve(
     };
     let wire = if request.path.ends_with("/chat/completions") {
         Wire::OpenAi
+    } else if request.path.ends_with("/responses") {
+        let search = request.body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["type"] == "tool_search");
+        Wire::Responses(search)
     } else {
         Wire::Anthropic
     };
@@ -513,6 +523,10 @@ async fn serve(
             events.push(match wire {
                 Wire::Anthropic => sse("error", &json!({"type": "error", "error": error})),
                 Wire::OpenAi => format!("data: {}\n\n", json!({"error": error})),
+                Wire::Responses(_) => sse(
+                    "error",
+                    &json!({"type": "error", "code": error["type"], "message": error["message"]}),
+                ),
             });
             let _ = write_stream(&mut stream, &events).await;
         }
@@ -530,6 +544,7 @@ fn until_first_text(events: &[String]) -> &[String] {
         .iter()
         .position(|e| {
             e.contains("text_delta")
+                || e.contains("output_text.delta")
                 || (e.contains("\"content\":\"") && !e.contains("\"content\":\"\""))
         })
         .unwrap_or(0);
@@ -655,7 +670,94 @@ fn render(wire: Wire, reply: &Reply, model: &str, sequence: u32) -> Vec<String> 
     match wire {
         Wire::Anthropic => render_anthropic(reply, model, sequence),
         Wire::OpenAi => render_openai(reply, model, sequence),
+        Wire::Responses(search) => render_responses(reply, sequence, search),
     }
+}
+
+/// An output item of the Responses API for one block; `None` for blocks a model never sends.
+fn responses_item(block: &Block, index: usize, search: bool) -> Option<Value> {
+    Some(match block {
+        Block::Text { text } => json!({"type": "message", "id": format!("msg_{index}"),
+            "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+        Block::Thinking {
+            thinking,
+            signature,
+        } => json!({"type": "reasoning", "id": format!("rs_{index}"),
+            "encrypted_content": signature,
+            "summary": [{"type": "summary_text", "text": thinking}]}),
+        Block::RedactedThinking { data } => json!({"type": "reasoning",
+            "id": format!("rs_{index}"), "encrypted_content": data, "summary": []}),
+        Block::ToolUse(tool_core::ToolCall { id, name, input })
+            if search && name == "tool_search" =>
+        {
+            json!({"type": "tool_search_call", "id": format!("ts_{index}"), "call_id": id,
+                   "execution": "client", "status": "completed", "arguments": input})
+        }
+        Block::ToolUse(tool_core::ToolCall { id, name, input }) => json!({"type": "function_call",
+            "id": format!("fc_{index}"), "call_id": id, "name": name,
+            "arguments": input.to_string(), "status": "completed"}),
+        Block::ToolResult(_) | Block::Image { .. } => return None,
+    })
+}
+
+fn render_responses(reply: &Reply, sequence: u32, search: bool) -> Vec<String> {
+    let event = |data: Value| sse(data["type"].as_str().unwrap_or("event"), &data);
+    let id = format!("resp_scripted_{sequence}");
+    let mut out = vec![event(
+        json!({"type": "response.created", "response": {"id": id}}),
+    )];
+    for (index, block) in reply.blocks.iter().enumerate() {
+        let Some(item) = responses_item(block, index, search) else {
+            continue;
+        };
+        let mut added = item.clone();
+        if added["type"] == "function_call" {
+            added["arguments"] = json!("");
+        }
+        out.push(event(
+            json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+        ));
+        match block {
+            Block::Text { text } => {
+                for piece in pieces(text) {
+                    out.push(event(json!({"type": "response.output_text.delta",
+                        "output_index": index, "content_index": 0, "delta": piece})));
+                }
+            }
+            Block::Thinking { thinking, .. } => {
+                for piece in pieces(thinking) {
+                    out.push(event(
+                        json!({"type": "response.reasoning_summary_text.delta",
+                        "output_index": index, "summary_index": 0, "delta": piece}),
+                    ));
+                }
+            }
+            Block::ToolUse(call) if item["type"] == "function_call" => {
+                for piece in pieces(&call.input.to_string()) {
+                    out.push(event(
+                        json!({"type": "response.function_call_arguments.delta",
+                        "output_index": index, "delta": piece}),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        out.push(event(
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        ));
+    }
+    let usage = reply.usage;
+    let kind = if stop_of(reply) == "max_tokens" {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    out.push(event(json!({"type": kind, "response": {"id": id,
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "usage": {"input_tokens": usage.input + usage.cache_read, "output_tokens": usage.output,
+                  "input_tokens_details": {"cached_tokens": usage.cache_read}}}})));
+    out
 }
 
 fn sse(event: &str, data: &Value) -> String {
