@@ -11,6 +11,8 @@ mod support;
 
 #[path = "all/durability.rs"]
 mod durability;
+#[path = "all/gateway.rs"]
+mod gateway;
 #[path = "all/hybrid.rs"]
 mod hybrid;
 #[path = "all/mcp.rs"]

@@ -200,12 +200,21 @@ pub(crate) enum McpCommand {
         #[arg(long, default_value_t = 30)]
         timeout: u64,
     },
-    /// Serve the core tools, tool_search and execute_tool over MCP on stdio; every other tool
-    /// (the MCP servers' too) is found with tool_search (`--defer-tools false` lists them all).
-    /// This project's permission rules apply (calls that would need approval are denied).
+    /// Serve the core tools, tool_search and execute_tool over MCP on stdio (or HTTP); every
+    /// other tool (the MCP servers' too) is found with tool_search (`--defer-tools false` lists
+    /// them all). This project's permission rules apply (calls that would need approval are
+    /// denied).
     Serve {
         #[command(flatten)]
         tools: ToolArgs,
+        /// Serve over streamable HTTP on this address (such as 127.0.0.1:8765, path /mcp)
+        /// instead of stdio; many clients at once, statelessly.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// The environment variable holding the token HTTP clients must send as
+        /// `Authorization: Bearer <token>`; required unless ADDR is a loopback address.
+        #[arg(long, value_name = "NAME", requires = "http")]
+        token_env: Option<String>,
     },
 }
 

@@ -220,26 +220,68 @@ pub(crate) async fn mcp_command(
     let ctx = Context::load(trust_project)?;
     match command {
         McpCommand::List { timeout } => mcp_list(&ctx, timeout).await,
-        McpCommand::Serve { mut tools } => {
-            // What a client sees is small and fixed: the core tools, tool_search and
-            // execute_tool; every other tool is found with tool_search.
-            tools.defer_tools.get_or_insert_with(|| "true".to_owned());
-            let runtime = Arc::new(ctx.runtime(&tools, Arc::new(Headless))?);
-            runtime.settle_mcp().await;
-            let pool = runtime.pool.clone();
-            let listing: tool_mcp::Listing = Arc::new(move || {
-                pool.sync();
-                pool.request_tools().tools
-            });
-            let executor = Arc::new(runtime.executor.clone());
-            let mut serve = tool_mcp::McpServe::new(executor, "agent-cli").listing(listing);
-            if let Some(changes) = upstream_changes(&runtime) {
-                serve = serve.announcing(changes);
-            }
-            serve.stdio().await?;
-            Ok(ExitCode::SUCCESS)
+        McpCommand::Serve {
+            tools,
+            http,
+            token_env,
+        } => mcp_serve(&ctx, tools, http, token_env.as_deref()).await,
+    }
+}
+
+/// `mcp serve`: the pool's request tools over stdio, or over HTTP on `http` behind the token in
+/// the variable `token_env`.
+async fn mcp_serve(
+    ctx: &Context,
+    mut tools: ToolArgs,
+    http: Option<std::net::SocketAddr>,
+    token_env: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let token = match token_env {
+        Some(name) => Some(
+            std::env::var(name)
+                .ok()
+                .filter(|token| !token.trim().is_empty())
+                .with_context(|| {
+                    format!("--token-env {name}: the variable is not set or empty; set it to the token HTTP clients will send")
+                })?,
+        ),
+        None => None,
+    };
+    if let Some(addr) = http
+        && !addr.ip().is_loopback()
+        && token.is_none()
+    {
+        anyhow::bail!(
+            "{addr} can be reached from other machines: give --token-env NAME, a variable holding the token clients must send as `Authorization: Bearer <token>`, or serve on a loopback address such as 127.0.0.1"
+        );
+    }
+    // What a client sees is small and fixed: the core tools, tool_search and execute_tool;
+    // every other tool is found with tool_search.
+    tools.defer_tools.get_or_insert_with(|| "true".to_owned());
+    let runtime = Arc::new(ctx.runtime(&tools, Arc::new(Headless))?);
+    runtime.settle_mcp().await;
+    let pool = runtime.pool.clone();
+    let listing: tool_mcp::Listing = Arc::new(move || {
+        pool.sync();
+        pool.request_tools().tools
+    });
+    let executor = Arc::new(runtime.executor.clone());
+    let mut serve = tool_mcp::McpServe::new(executor, "agent-cli").listing(listing);
+    if let Some(changes) = upstream_changes(&runtime) {
+        serve = serve.announcing(changes);
+    }
+    match http {
+        None => serve.stdio().await?,
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?;
+            let bound = listener.local_addr()?;
+            eprintln!("serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
+            serve.http(listener, token).await?;
         }
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `mcp list`: each server's state and tool count, and the project's servers waiting for trust.

@@ -1,0 +1,194 @@
+//! `mcp serve --http`: the official Python SDK's client over streamable HTTP (both protocol
+//! generations), the bearer token, and two gateway processes answering one client in turns.
+
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::Child;
+
+use crate::support::cli::*;
+
+/// A gateway serving `project` over HTTP on a free loopback port, with `extra` arguments; the
+/// child (killed when dropped) and its URL.
+async fn gateway(project: &Project, extra: &[&str]) -> (Child, String) {
+    let mut child = project
+        .command()
+        .args(["mcp", "serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .env("GATEWAY_TOKEN", "s3cret-token")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("serving MCP on ") {
+                return url.to_owned();
+            }
+        }
+        panic!("the gateway ended without serving");
+    })
+    .await
+    .unwrap();
+    // Keep draining its stderr so that it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+async fn python_client(project: &Project, url: &str, token: &str, mode: &str) -> Value {
+    let output = run(tokio::process::Command::new(venv_python())
+        .arg(fixture!("http_client.py"))
+        .args([url, token])
+        .current_dir(project.path())
+        .env("MCP_CLIENT_MODE", mode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()))
+    .await;
+    assert_success(&output);
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+#[tokio::test]
+async fn the_python_sdk_client_uses_the_gateway_over_http_with_its_token() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let project = Project::new();
+    project.write("notes.txt", "served over HTTP\n");
+    let (_gateway, url) = gateway(&project, &["--token-env", "GATEWAY_TOKEN"]).await;
+    for mode in ["auto", "legacy"] {
+        let seen = python_client(&project, &url, "s3cret-token", mode).await;
+        assert!(seen.get("failed").is_none(), "{mode}: {seen}");
+        let tools = seen["tools"].as_array().unwrap();
+        assert!(tools.contains(&json!("tool_search")), "{mode}: {seen}");
+        assert!(tools.contains(&json!("execute_tool")), "{mode}: {seen}");
+        assert_eq!(seen["read_file"]["is_error"], false, "{mode}: {seen}");
+        assert!(
+            seen["read_file"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("served over HTTP"),
+            "{mode}: {seen}"
+        );
+        assert!(
+            seen["tool_search"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("enter_plan_mode"),
+            "{mode}: {seen}"
+        );
+        // Bad input is an error result that says what is wrong, and the gateway carries on.
+        assert_eq!(seen["unknown"]["is_error"], true, "{mode}: {seen}");
+        assert!(
+            seen["unknown"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("no_such_tool"),
+            "{mode}: {seen}"
+        );
+        assert_eq!(seen["invalid"]["is_error"], true, "{mode}: {seen}");
+    }
+    let refused = python_client(&project, &url, "-", "auto").await;
+    assert!(
+        refused["failed"].as_str().is_some_and(|f| !f.is_empty()),
+        "{refused}"
+    );
+    let wrong = python_client(&project, &url, "not-the-token", "auto").await;
+    assert!(wrong.get("failed").is_some(), "{wrong}");
+}
+
+/// One JSON-RPC request on protocol 2026-07-28, which needs no session: its headers and `_meta`
+/// say everything.
+async fn post(client: &reqwest::Client, url: &str, id: u64, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut request = client
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method);
+    if let Some(name) = params["name"].as_str() {
+        request = request.header("Mcp-Name", name);
+    }
+    let response = request
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+}
+
+/// Stateless: two gateway processes behind no shared state answer one client whose requests
+/// alternate between them, every call answered.
+#[tokio::test]
+async fn two_gateway_processes_answer_one_client_in_turns() {
+    let project = Project::new();
+    project.write("notes.txt", "either process\n");
+    let (_first, first) = gateway(&project, &[]).await;
+    let (_second, second) = gateway(&project, &[]).await;
+    tool_core::net::install_crypto_provider();
+    let client = reqwest::Client::new();
+    for id in 0..12 {
+        let url = if id % 2 == 0 { &first } else { &second };
+        let answer = match id % 3 {
+            0 => post(&client, url, id, "tools/list", json!({})).await,
+            1 => {
+                let params = json!({"name": "read_file", "arguments": {"path": "notes.txt"}});
+                post(&client, url, id, "tools/call", params).await
+            }
+            _ => {
+                let params = json!({"name": "tool_search", "arguments": {"query": "plan mode"}});
+                post(&client, url, id, "tools/call", params).await
+            }
+        };
+        assert_eq!(answer["id"], id, "{answer}");
+        assert!(answer.get("error").is_none(), "{answer}");
+        let result = &answer["result"];
+        match id % 3 {
+            0 => assert!(result["tools"].as_array().is_some_and(|t| !t.is_empty())),
+            1 => assert!(
+                result["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("either process")
+            ),
+            _ => assert_eq!(result["isError"], false, "{answer}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_gateway_reachable_from_elsewhere_needs_a_token() {
+    let project = Project::new();
+    let output = run(project
+        .command()
+        .args(["mcp", "serve", "--http", "0.0.0.0:0"]))
+    .await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("--token-env"),
+        "{}",
+        stderr(&output)
+    );
+    let output = run(project.command().args([
+        "mcp",
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--token-env",
+        "UNSET_TOKEN_VARIABLE",
+    ]))
+    .await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("UNSET_TOKEN_VARIABLE"),
+        "{}",
+        stderr(&output)
+    );
+}
