@@ -215,6 +215,10 @@ pub(crate) enum McpCommand {
         /// `Authorization: Bearer <token>`; required unless ADDR is a loopback address.
         #[arg(long, value_name = "NAME", requires = "http")]
         token_env: Option<String>,
+        /// Front the MCP servers of FILE (the .mcp.json format) instead of those of the settings
+        /// and the project.
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
     },
 }
 

@@ -217,15 +217,42 @@ pub(crate) async fn mcp_command(
     command: McpCommand,
     trust_project: bool,
 ) -> anyhow::Result<ExitCode> {
-    let ctx = Context::load(trust_project)?;
+    let mut ctx = Context::load(trust_project)?;
     match command {
         McpCommand::List { timeout } => mcp_list(&ctx, timeout).await,
         McpCommand::Serve {
             tools,
             http,
             token_env,
-        } => mcp_serve(&ctx, tools, http, token_env.as_deref()).await,
+            config,
+        } => {
+            if let Some(file) = config {
+                ctx.settings.mcp_servers = servers_of(&file)?;
+            }
+            mcp_serve(&ctx, tools, http, token_env.as_deref()).await
+        }
     }
+}
+
+/// The servers of an `.mcp.json`-style file given on the command line (the user's own choice, so
+/// it needs no trust).
+fn servers_of(
+    file: &std::path::Path,
+) -> anyhow::Result<std::collections::BTreeMap<String, serde_json::Value>> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(rename = "mcpServers")]
+        mcp_servers: std::collections::BTreeMap<String, serde_json::Value>,
+    }
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--config {}: cannot read it", file.display()))?;
+    let parsed: File = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "--config {}: not an MCP configuration; write {{\"mcpServers\": {{\"name\": {{\"command\": \"...\", \"args\": [...]}}}}}}, as in .mcp.json",
+            file.display()
+        )
+    })?;
+    Ok(parsed.mcp_servers)
 }
 
 /// `mcp serve`: the pool's request tools over stdio, or over HTTP on `http` behind the token in

@@ -192,3 +192,55 @@ async fn a_gateway_reachable_from_elsewhere_needs_a_token() {
         stderr(&output)
     );
 }
+
+/// `--config FILE` fronts the servers of that file (not the project's): their tools are listed
+/// and called through the gateway.
+#[tokio::test]
+async fn the_gateway_fronts_the_servers_of_a_config_file() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let project = Project::new();
+    let server = fixture!("growing_server.py");
+    let config = project.path().join("gateway.json");
+    let servers = json!({"mcpServers": {"grow": {"command": venv_python(), "args": [server]}}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let config = config.display().to_string();
+    let (_gateway, url) = gateway(
+        &project,
+        &[
+            "--config",
+            &config,
+            "--defer-tools",
+            "false",
+            "--allow",
+            "mcp__grow",
+        ],
+    )
+    .await;
+    tool_core::net::install_crypto_provider();
+    let client = reqwest::Client::new();
+    let listed = post(&client, &url, 1, "tools/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"mcp__grow__grow"), "{listed}");
+    let params = json!({"name": "mcp__grow__grow", "arguments": {}});
+    let called = post(&client, &url, 2, "tools/call", params).await;
+    assert_eq!(called["result"]["content"][0]["text"], "grown", "{called}");
+
+    std::fs::write(project.path().join("broken.json"), "{\"servers\": 1}").unwrap();
+    let output = run(project
+        .command()
+        .args(["mcp", "serve", "--config", "broken.json"]))
+    .await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("mcpServers"),
+        "{}",
+        stderr(&output)
+    );
+}
