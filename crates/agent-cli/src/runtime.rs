@@ -47,6 +47,8 @@ pub struct ToolOptions {
     pub embeddings: Option<PathBuf>,
     /// Where the tools' embeddings are kept between sessions.
     pub embeddings_cache: Option<PathBuf>,
+    /// Leave the built-in tools out (`mcp serve --no-builtins`: a gateway to MCP servers only).
+    pub no_builtins: bool,
 }
 
 /// The tools of one session, wired together.
@@ -302,7 +304,9 @@ impl ToolRuntime {
         for root in &options.extra_roots {
             builtins = builtins.allowed_root(root);
         }
-        builtins.register_all(&registry)?;
+        if !options.no_builtins {
+            builtins.register_all(&registry)?;
+        }
         let skills = register_skills(cwd, &registry, &permissions, options)?;
         let pool_config = pool_config(settings, options)?;
         let pool = ToolPool::new(Arc::clone(&registry), pool_config.clone())?;

@@ -223,6 +223,10 @@ pub(crate) enum McpCommand {
         /// and the project.
         #[arg(long, value_name = "FILE")]
         config: Option<std::path::PathBuf>,
+        /// Serve only the MCP servers' tools (with tool_search and execute_tool), none of the
+        /// built-in tools.
+        #[arg(long)]
+        no_builtins: bool,
     },
 }
 

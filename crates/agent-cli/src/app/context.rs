@@ -49,6 +49,7 @@ impl Context {
             trusted_skills: self.trusted_skills.clone(),
             embeddings: args.embeddings.clone(),
             embeddings_cache: Some(self.paths.embeddings_cache()),
+            no_builtins: false,
         }
     }
 
@@ -57,13 +58,22 @@ impl Context {
         args: &ToolArgs,
         front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<ToolRuntime> {
+        self.runtime_with(&self.tool_options(args), front_end)
+    }
+
+    /// [`Context::runtime`] with options already made from the flags.
+    pub(crate) fn runtime_with(
+        &self,
+        options: &ToolOptions,
+        front_end: Arc<dyn FrontEnd>,
+    ) -> anyhow::Result<ToolRuntime> {
         let id = "cli";
         ToolRuntime::build(
             &self.cwd,
             id,
             self.paths.sessions_dir().join(id),
             &self.settings,
-            &self.tool_options(args),
+            options,
             front_end,
         )
     }

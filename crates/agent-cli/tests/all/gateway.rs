@@ -194,7 +194,7 @@ async fn a_gateway_reachable_from_elsewhere_needs_a_token() {
 }
 
 /// `--config FILE` fronts the servers of that file (not the project's): their tools are listed
-/// and called through the gateway.
+/// and called through the gateway; with `--no-builtins`, nothing else is.
 #[tokio::test]
 async fn the_gateway_fronts_the_servers_of_a_config_file() {
     if !external_tests(&[External::PythonSdk]) {
@@ -211,6 +211,7 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
         &[
             "--config",
             &config,
+            "--no-builtins",
             "--defer-tools",
             "false",
             "--allow",
@@ -228,6 +229,8 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"mcp__grow__grow"), "{listed}");
+    assert!(!names.contains(&"read_file"), "{listed}");
+    assert!(!names.contains(&"shell"), "{listed}");
     let params = json!({"name": "mcp__grow__grow", "arguments": {}});
     let called = post(&client, &url, 2, "tools/call", params).await;
     assert_eq!(called["result"]["content"][0]["text"], "grown", "{called}");
