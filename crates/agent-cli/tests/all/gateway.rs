@@ -247,3 +247,71 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
         stderr(&output)
     );
 }
+
+/// What the TypeScript SDK's client saw through the gateway at `target` (the binary, for stdio,
+/// or a URL) with `args` (serve arguments, or the token).
+async fn ts_client(project: &Project, target: &str, args: &[&str], entity: &str) -> Value {
+    let output = run(tokio::process::Command::new("node")
+        .arg(fixture!("ts_client.mjs"))
+        .arg(target)
+        .args(args)
+        .env("ENTITY", entity)
+        .current_dir(project.path())
+        .env("AGENT_CLI_HOME", project.home())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()))
+    .await;
+    assert_success(&output);
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// The official TypeScript SDK's client, over stdio and over HTTP, fronting the npm reference
+/// memory server: it finds create_entities with tool_search and calls it through execute_tool;
+/// bad input is answered with errors that say what is wrong.
+#[tokio::test]
+async fn the_typescript_sdk_client_uses_the_gateway_over_stdio_and_http() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
+    let project = Project::new();
+    let memory = json!({
+        "command": "node",
+        "args": [npm_server("server-memory")],
+        "env": {"MEMORY_FILE_PATH": project.path().join("memory.jsonl")},
+    });
+    project.mcp_json(&json!({ "memory": memory }));
+    let serve_args = ["--trust-project", "--allow", "mcp__memory"];
+    let stdio = ts_client(
+        &project,
+        env!("CARGO_BIN_EXE_agent-cli"),
+        &serve_args,
+        "Ada",
+    )
+    .await;
+    let mut http_args = serve_args.to_vec();
+    http_args.extend(["--token-env", "GATEWAY_TOKEN"]);
+    let (_gateway, url) = gateway(&project, &http_args).await;
+    let http = ts_client(&project, &url, &["s3cret-token"], "Grace").await;
+    for (transport, entity, seen) in [("stdio", "Ada", &stdio), ("http", "Grace", &http)] {
+        let tools = seen["tools"].as_array().unwrap();
+        assert!(tools.contains(&json!("tool_search")), "{transport}: {seen}");
+        assert!(
+            !tools.contains(&json!("mcp__memory__create_entities")),
+            "{transport}: {seen}"
+        );
+        let search = seen["search"]["text"].as_str().unwrap();
+        assert!(
+            search.contains("mcp__memory__create_entities"),
+            "{transport}: {seen}"
+        );
+        assert_eq!(seen["execute"]["is_error"], false, "{transport}: {seen}");
+        assert!(
+            seen["execute"]["text"].as_str().unwrap().contains(entity),
+            "{transport}: {seen}"
+        );
+        assert_eq!(seen["unknown"]["is_error"], true, "{transport}: {seen}");
+        assert_eq!(seen["invalid"]["is_error"], true, "{transport}: {seen}");
+    }
+    let graph = std::fs::read_to_string(project.path().join("memory.jsonl")).unwrap();
+    assert!(graph.contains("Ada") && graph.contains("Grace"), "{graph}");
+}
