@@ -315,3 +315,92 @@ async fn the_typescript_sdk_client_uses_the_gateway_over_stdio_and_http() {
     let graph = std::fs::read_to_string(project.path().join("memory.jsonl")).unwrap();
     assert!(graph.contains("Ada") && graph.contains("Grace"), "{graph}");
 }
+
+/// The names `tools/list` answers.
+async fn listed_names(client: &reqwest::Client, url: &str, id: u64) -> Vec<String> {
+    let listed = post(client, url, id, "tools/list", json!({})).await;
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// An upstream server that dies mid-call: the call is answered with an error that says so, the
+/// gateway carries on, and once the server is back its tools answer again. Malformed JSON-RPC and
+/// an oversized request get clear HTTP errors and leave the gateway serving.
+#[tokio::test]
+async fn the_gateway_survives_a_crashing_upstream_and_bad_requests() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let project = Project::new();
+    let server = fixture!("growing_server.py");
+    let servers = json!({"mcpServers": {"grow": {"command": venv_python(), "args": [server]}}});
+    std::fs::write(project.path().join("gateway.json"), servers.to_string()).unwrap();
+    let args = [
+        "--config",
+        "gateway.json",
+        "--defer-tools",
+        "false",
+        "--allow",
+        "mcp__grow",
+    ];
+    let (_gateway, url) = gateway(&project, &args).await;
+    tool_core::net::install_crypto_provider();
+    let client = reqwest::Client::new();
+
+    let params = json!({"name": "mcp__grow__crash", "arguments": {}});
+    let crashed = post(&client, &url, 1, "tools/call", params).await;
+    assert_eq!(crashed["result"]["isError"], true, "{crashed}");
+    let text = crashed["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("grow"), "{crashed}");
+
+    // The server is started again; its tools come back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut id = 2;
+    loop {
+        let params = json!({"name": "mcp__grow__grow", "arguments": {}});
+        let answer = post(&client, &url, id, "tools/call", params).await;
+        if answer["result"]["isError"] == false {
+            assert_eq!(answer["result"]["content"][0]["text"], "grown", "{answer}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never back: {answer}");
+        id += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    let malformed = client
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        malformed.status().is_client_error(),
+        "{}",
+        malformed.status()
+    );
+    let oversized = client
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(format!("{{\"pad\": \"{}\"}}", "x".repeat(8 * 1024 * 1024)))
+        .send()
+        .await;
+    // Refused with 413 as soon as the limit is passed; the client may still be writing, and then
+    // sees the connection closed instead of the answer.
+    match oversized {
+        Ok(response) => assert_eq!(response.status(), reqwest::StatusCode::PAYLOAD_TOO_LARGE),
+        Err(err) => assert!(err.is_request(), "{err}"),
+    }
+    assert!(
+        listed_names(&client, &url, 1000)
+            .await
+            .contains(&"read_file".to_owned())
+    );
+}

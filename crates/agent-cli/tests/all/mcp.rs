@@ -432,3 +432,23 @@ async fn an_inline_search_adds_the_found_tool_to_the_clients_list() {
         assert_eq!(seen["sprout"], "grown", "{mode}: {seen}");
     }
 }
+
+/// An upstream server that dies mid-call: the call is an error result, and the client is told
+/// that the list changed (the server's tools went, and come back when it is started again).
+#[tokio::test]
+async fn a_crashing_upstream_server_is_announced_to_the_client() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let trigger = r#"{"name": "mcp__grow__crash", "arguments": {}}"#;
+    for mode in ["auto", "legacy"] {
+        let seen = list_changed_session(
+            mode,
+            &["--defer-tools", "false"],
+            &[("TRIGGER", trigger), ("THEN", "mcp__grow__grow")],
+        )
+        .await;
+        assert_eq!(seen["grow_error"], true, "{mode}: {seen}");
+        assert_eq!(seen["notified"], true, "{mode}: {seen}");
+    }
+}
