@@ -49,6 +49,9 @@ pub struct ToolOptions {
     pub embeddings_cache: Option<PathBuf>,
     /// Leave the built-in tools out (`mcp serve --no-builtins`: a gateway to MCP servers only).
     pub no_builtins: bool,
+    /// Skills' `allowed-tools` grant nothing (`mcp serve`: a grant lasts for the rest of a turn,
+    /// and a gateway's clients have no turns, and over HTTP share one process).
+    pub no_skill_grants: bool,
 }
 
 /// The tools of one session, wired together.
@@ -468,7 +471,11 @@ fn register_skills(
     let paths = Paths::new(cwd, &|name| std::env::var(name).ok());
     let set = crate::skills::load_set(&paths, cwd);
     let trusted = options.trusted_skills.clone();
-    let skills = Arc::new(crate::skills::session(set, trusted, permissions));
+    let skills = Arc::new(if options.no_skill_grants {
+        SkillSession::new(Arc::new(set))
+    } else {
+        crate::skills::session(set, trusted, permissions)
+    });
     if !skills.set().is_empty() {
         registry.register(SkillTool::new(Arc::clone(&skills)))?;
     }

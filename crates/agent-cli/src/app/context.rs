@@ -50,6 +50,7 @@ impl Context {
             embeddings: args.embeddings.clone(),
             embeddings_cache: Some(self.paths.embeddings_cache()),
             no_builtins: false,
+            no_skill_grants: false,
         }
     }
 

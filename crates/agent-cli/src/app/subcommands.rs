@@ -232,6 +232,7 @@ pub(crate) async fn mcp_command(
             }
             let mut options = ctx.tool_options(&tools);
             options.no_builtins = no_builtins;
+            options.no_skill_grants = true;
             mcp_serve(&ctx, options, http, token_env.as_deref()).await
         }
     }

@@ -404,3 +404,28 @@ async fn the_gateway_survives_a_crashing_upstream_and_bad_requests() {
             .contains(&"read_file".to_owned())
     );
 }
+
+/// A skill's `allowed-tools` grant nothing through the gateway: a grant lasts for the rest of a
+/// model's turn, and a gateway's clients have no turns (over HTTP they share one process). The
+/// skill still loads; the command it would allow is refused, with nobody to ask.
+#[tokio::test]
+async fn a_skills_allowed_tools_grant_nothing_through_the_gateway() {
+    let project = Project::new();
+    let dir = project.home().join("skills/build");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: build\ndescription: Build the project.\nallowed-tools: shell(touch:*)\n---\nTouch built.txt.\n",
+    )
+    .unwrap();
+    let (_gateway, url) = gateway(&project, &[]).await;
+    tool_core::net::install_crypto_provider();
+    let client = reqwest::Client::new();
+    let params = json!({"name": "skill", "arguments": {"name": "build"}});
+    let loaded = post(&client, &url, 1, "tools/call", params).await;
+    assert_eq!(loaded["result"]["isError"], false, "{loaded}");
+    let params = json!({"name": "shell", "arguments": {"command": "touch built.txt"}});
+    let touched = post(&client, &url, 2, "tools/call", params).await;
+    assert_eq!(touched["result"]["isError"], true, "{touched}");
+    assert!(!project.path().join("built.txt").exists());
+}
