@@ -48,7 +48,7 @@ pub struct Agent {
     /// The context window and when to compact.
     pub window: Window,
     meter: Meter,
-    /// The project instructions' share of the system prompt, in bytes.
+    /// The project instructions' share of the system prompt, in characters.
     instructions: usize,
     /// The structured answer each turn must end with, when one is expected.
     structured: Option<Expected>,
@@ -110,7 +110,7 @@ impl Agent {
     #[must_use]
     pub fn with_instructions(mut self, section: Option<String>) -> Self {
         if let Some(section) = section {
-            self.instructions += section.len();
+            self.instructions += section.chars().count();
             self.system.push_str(&section);
         }
         self
@@ -118,7 +118,7 @@ impl Agent {
 
     /// The estimated tokens of the project instructions in the system prompt.
     pub fn instructions_tokens(&self) -> u64 {
-        compaction::estimate_bytes_tokens(self.instructions)
+        compaction::estimate_chars_tokens(self.instructions)
     }
 
     /// The session's id.

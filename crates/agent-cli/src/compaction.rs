@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use tool_core::Content;
+use tool_pool::CharEstimate;
 
 use crate::conversation::{Block, Message, Role};
 
@@ -64,8 +65,8 @@ impl Window {
 /// megapixel and charge by area (about 1,600 tokens at most), not by the bytes of its encoding.
 pub(crate) const IMAGE_TOKENS: u64 = 1_600;
 
-/// An estimate of the tokens `messages` take: a token is about four bytes of their JSON, and an
-/// image [`IMAGE_TOKENS`]. Used for what the provider has not counted yet.
+/// An estimate of the tokens `messages` take: their JSON by [`CharEstimate`], and an image
+/// [`IMAGE_TOKENS`]. Used for what the provider has not counted yet.
 pub(crate) fn estimate_tokens(messages: &[Message]) -> u64 {
     messages
         .iter()
@@ -92,22 +93,20 @@ fn block_tokens(block: &Block) -> u64 {
     }
 }
 
-/// Bytes per token in every estimate the agent makes: English prose and JSON run about four.
-pub(crate) const BYTES_PER_TOKEN: usize = 4;
-
-/// About four bytes of a value's JSON a token.
+/// The tokens of a value's JSON, by the one estimate ([`CharEstimate`]).
 fn json_tokens<T: Serialize>(value: &T) -> u64 {
-    serde_json::to_string(value).map_or(0, |s| estimate_bytes_tokens(s.len()))
+    serde_json::to_string(value).map_or(0, |s| estimate_text_tokens(&s))
 }
 
-/// An estimate of the tokens of a text.
+/// An estimate of the tokens of a text ([`CharEstimate`], the estimate tool-pool's deferral uses
+/// too).
 pub(crate) fn estimate_text_tokens(text: &str) -> u64 {
-    estimate_bytes_tokens(text.len())
+    CharEstimate::estimate(text) as u64
 }
 
-/// An estimate of the tokens of `bytes` bytes of text.
-pub(crate) fn estimate_bytes_tokens(bytes: usize) -> u64 {
-    bytes.div_ceil(BYTES_PER_TOKEN) as u64
+/// An estimate of the tokens of a text of `chars` characters.
+pub(crate) fn estimate_chars_tokens(chars: usize) -> u64 {
+    CharEstimate::estimate_chars(chars) as u64
 }
 
 /// Where the kept part of `messages` starts: the earliest index from which the messages fit in
