@@ -36,7 +36,7 @@ pub struct Agent {
     /// The tools.
     pub runtime: ToolRuntime,
     transcript: Transcript,
-    messages: Vec<Message>,
+    messages: compaction::History,
     model: String,
     system: String,
     /// The most model requests per user turn.
@@ -82,7 +82,7 @@ impl Agent {
             provider,
             runtime,
             transcript,
-            messages,
+            messages: compaction::History::new(messages),
             model,
             system,
             max_turns: 50,
@@ -137,6 +137,11 @@ impl Agent {
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The estimated tokens of the conversation (each message estimated once, when it joined).
+    pub(crate) fn messages_tokens(&self) -> u64 {
+        self.messages.tokens_from(0)
     }
 
     /// The system prompt, fixed for the session.
@@ -348,7 +353,7 @@ impl Agent {
         ModelRequest {
             model: self.model.clone(),
             system: vec![self.system.clone()],
-            messages: Cow::Borrowed(&self.messages),
+            messages: Cow::Borrowed(&self.messages[..]),
             tools: self.runtime.pool.request_tools(),
             max_tokens: self.thinking.max_tokens(self.max_tokens),
             thinking: self.thinking,

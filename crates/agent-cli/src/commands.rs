@@ -83,7 +83,7 @@ impl Slash {
 pub fn context_report(agent: &Agent) -> String {
     let (system, tools) = agent.fixed_tokens();
     let instructions = agent.instructions_tokens();
-    let messages = crate::compaction::estimate_tokens(agent.messages());
+    let messages = agent.messages_tokens();
     let total = agent.context_tokens();
     let window = agent.window.tokens;
     let share = |n: u64| n as f64 * 100.0 / window.max(1) as f64;
