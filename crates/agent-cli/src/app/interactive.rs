@@ -153,6 +153,10 @@ pub(crate) async fn slash(
         Slash::Mcp => commands::mcp_report(agent),
         Slash::Model(Some(model)) => {
             agent.window.tokens = usage::context_window(&model, origins.context_window);
+            agent.max_tokens = origins
+                .max_tokens
+                .or_else(|| usage::max_output_tokens(&model))
+                .unwrap_or(agent_cli::agent::DEFAULT_MAX_TOKENS);
             agent.set_model(model);
             format!(
                 "(later requests go to {}, whose context window is taken as {} tokens)",
@@ -178,6 +182,8 @@ pub(crate) struct RuleSources {
     pub(crate) waiting: Vec<tool_core::PermissionRule>,
     /// The `contextWindow` setting, which holds for any model `/model` picks.
     pub(crate) context_window: Option<usize>,
+    /// The `maxTokens` setting, likewise.
+    pub(crate) max_tokens: Option<u32>,
 }
 
 impl RuleSources {
@@ -229,6 +235,7 @@ impl RuleSources {
             ],
             waiting,
             context_window: ctx.settings.context_window,
+            max_tokens: ctx.settings.max_tokens,
         })
     }
 }
