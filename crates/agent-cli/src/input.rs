@@ -16,10 +16,7 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
-use rustyline::{
-    Cmd, CompletionType, ConditionalEventHandler, EditMode, Editor, Event, EventContext,
-    EventHandler, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
-};
+use rustyline::{Cmd, CompletionType, EditMode, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::settings::Paths;
@@ -109,10 +106,6 @@ fn editor(cwd: &Path, history: &Path) -> Option<Editor<Completion, DefaultHistor
     ] {
         editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
     }
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Enter, Modifiers::NONE),
-        EventHandler::Conditional(Box::new(BackslashNewline)),
-    );
     // A missing file is a first session; an unreadable one costs only the recall.
     let _ = editor.load_history(history);
     Some(editor)
@@ -194,24 +187,13 @@ impl Input {
                     *slot = Some(taken);
                 }
                 match result {
-                    Ok(line) => Ok(Read::Line(line)),
+                    Ok(line) => Ok(Read::Line(joined(&line))),
                     Err(ReadlineError::Eof) => Ok(Read::End),
                     Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
                     Err(err) => Err(anyhow::anyhow!("reading the prompt: {err}")),
                 }
             }
         }
-    }
-}
-
-/// Enter after a trailing `\` breaks the line there instead of sending the prompt.
-struct BackslashNewline;
-
-impl ConditionalEventHandler for BackslashNewline {
-    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
-        let before = ctx.line().get(..ctx.pos())?;
-        (before.ends_with('\\') && ctx.pos() == ctx.line().len())
-            .then(|| Cmd::Replace(Movement::BackwardChar(1), Some("\n".to_owned())))
     }
 }
 
@@ -301,7 +283,24 @@ impl Hinter for Completion {
 
 impl Highlighter for Completion {}
 
-impl Validator for Completion {}
+/// Enter after a trailing `\` starts another line of the same prompt.
+impl Validator for Completion {
+    fn validate(
+        &self,
+        ctx: &mut rustyline::validate::ValidationContext,
+    ) -> rustyline::Result<rustyline::validate::ValidationResult> {
+        Ok(if ctx.input().ends_with('\\') {
+            rustyline::validate::ValidationResult::Incomplete
+        } else {
+            rustyline::validate::ValidationResult::Valid(None)
+        })
+    }
+}
+
+/// A prompt as typed, its lines continued with a trailing `\` joined by line breaks alone.
+pub(crate) fn joined(text: &str) -> String {
+    text.replace("\\\n", "\n")
+}
 
 impl rustyline::Helper for Completion {}
 
@@ -338,5 +337,11 @@ mod tests {
         assert_eq!(complete(&completion, "see /co").1, Vec::<String>::new());
         assert_eq!(complete(&completion, "plain wo").1, Vec::<String>::new());
         assert_eq!(complete(&completion, "@nowhere/x").1, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_trailing_backslash_continues_the_prompt() {
+        assert_eq!(joined("one\\\ntwo\\\nthree"), "one\ntwo\nthree");
+        assert_eq!(joined("a \\ b"), "a \\ b");
     }
 }

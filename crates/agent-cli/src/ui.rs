@@ -80,6 +80,14 @@ impl Terminal {
         }
     }
 
+    /// A note on a line of its own (above the live lines on a terminal).
+    pub fn notice(&self, line: &str) {
+        match &self.live {
+            Some(live) => live.note(line),
+            None => eprintln!("\n{line}"),
+        }
+    }
+
     fn end_line(&self) {
         if self.mid_line.swap(false, Ordering::Relaxed) {
             println!();

@@ -117,18 +117,34 @@ pub(crate) fn open_session(
 
 /// The slot of the running turn's token: the first Ctrl-C cancels the turn, a second one (or
 /// one between turns) exits.
-pub(crate) fn cancel_on_ctrl_c() -> Arc<std::sync::Mutex<CancellationToken>> {
+pub(crate) fn cancel_on_ctrl_c(
+    terminal: Option<Arc<ui::Terminal>>,
+) -> Arc<std::sync::Mutex<CancellationToken>> {
     let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
     let slot = Arc::clone(&turn);
+    // Registered now, before the line editor first reads: it sets its own handler while it
+    // reads and puts back the one it found, which must be this one.
+    let interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+    let mut interrupts = match interrupts {
+        Ok(interrupts) => interrupts,
+        Err(err) => {
+            eprintln!("warning: Ctrl-C cannot cancel a turn: {err}");
+            return turn;
+        }
+    };
     tokio::spawn(async move {
         let mut presses = 0u32;
-        while tokio::signal::ctrl_c().await.is_ok() {
+        while interrupts.recv().await.is_some() {
             let token = slot.lock().map(|t| t.clone()).ok();
             match token {
                 Some(token) if !token.is_cancelled() && presses == 0 => {
                     presses += 1;
                     token.cancel();
-                    eprintln!("\n(cancelling; press Ctrl-C again to exit)");
+                    let note = "(cancelling; press Ctrl-C again to exit)";
+                    match &terminal {
+                        Some(terminal) => terminal.notice(note),
+                        None => eprintln!("\n{note}"),
+                    }
                 }
                 _ => std::process::exit(130),
             }

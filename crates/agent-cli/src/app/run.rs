@@ -54,7 +54,7 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
     let mut agent = build_agent(&ctx, &args, runtime, transcript, messages)?;
     agent.max_turns = args.max_turns;
 
-    let turn = cancel_on_ctrl_c();
+    let turn = cancel_on_ctrl_c(terminal.clone());
 
     match args.print {
         Some(task) => {
