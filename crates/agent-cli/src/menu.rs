@@ -59,11 +59,15 @@ pub(crate) fn choose(
     choices: &[Choice],
     colour: bool,
 ) -> std::io::Result<Option<usize>> {
+    if choices.is_empty() {
+        return Ok(None);
+    }
     let mut err = std::io::stderr().lock();
     for line in header {
         writeln!(err, "{line}")?;
     }
     let raw = RawMode::enter().map_err(std::io::Error::from)?;
+    let mut keys = Keys::default();
     let mut selected = 0usize;
     let mut drawn = false;
     let picked = loop {
@@ -72,7 +76,7 @@ pub(crate) fn choose(
         }
         draw(&mut err, choices, selected, colour)?;
         drawn = true;
-        match read_key()? {
+        match keys.next()? {
             Key::Up => selected = selected.checked_sub(1).unwrap_or(choices.len() - 1),
             Key::Down => selected = (selected + 1) % choices.len(),
             Key::Enter => break Some(selected),
@@ -115,7 +119,11 @@ fn draw(
     colour: bool,
 ) -> std::io::Result<()> {
     for (i, choice) in choices.iter().enumerate() {
-        let line = format!("{}. {}  ({})", i + 1, choice.label, choice.key);
+        let line = if choice.key.is_ascii_digit() {
+            format!("{}. {}", i + 1, choice.label)
+        } else {
+            format!("{}. {}  ({})", i + 1, choice.label, choice.key)
+        };
         if i == selected && colour {
             writeln!(err, "│ \x1b[36m❯ {line}\x1b[0m")?;
         } else if i == selected {
@@ -128,40 +136,64 @@ fn draw(
     err.flush()
 }
 
-/// Reads one key (an arrow key's escape sequence as one key), straight from the descriptor: a
-/// buffered reader would hide the rest of a sequence from [`ready`].
-fn read_key() -> std::io::Result<Key> {
-    let stdin = std::io::stdin();
-    let mut bytes = [0u8; 8];
-    let n = nix::unistd::read(stdin.as_fd(), &mut bytes).map_err(std::io::Error::from)?;
-    let mut read = bytes[..n].to_vec();
-    if read == [0x1b] && ready(&stdin)? {
-        // The start of an arrow key's sequence, whose rest follows at once.
-        let n = nix::unistd::read(stdin.as_fd(), &mut bytes).map_err(std::io::Error::from)?;
-        read.extend_from_slice(&bytes[..n]);
-    }
-    Ok(key(&read))
+/// Keys read straight from the descriptor (a buffered reader would hide the rest of an escape
+/// sequence from [`ready`]), several to a read when they come fast.
+#[derive(Default)]
+struct Keys {
+    pending: std::collections::VecDeque<u8>,
 }
 
-/// The key that `bytes` (one read's worth) stand for.
-fn key(bytes: &[u8]) -> Key {
+impl Keys {
+    /// The next key.
+    fn next(&mut self) -> std::io::Result<Key> {
+        if self.pending.is_empty() && !self.fill()? {
+            // End of input: no answer.
+            return Ok(Key::Escape);
+        }
+        if self.pending.len() == 1 && self.pending[0] == 0x1b && ready()? {
+            // The start of an arrow key's sequence, whose rest follows at once.
+            self.fill()?;
+        }
+        let bytes: Vec<u8> = self.pending.iter().copied().collect();
+        let (key, used) = key(&bytes);
+        self.pending.drain(..used.clamp(1, bytes.len()));
+        Ok(key)
+    }
+
+    /// Reads what is there; false at the end of input.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        let mut bytes = [0u8; 64];
+        let n = nix::unistd::read(std::io::stdin().as_fd(), &mut bytes)
+            .map_err(std::io::Error::from)?;
+        self.pending.extend(&bytes[..n]);
+        Ok(n > 0)
+    }
+}
+
+/// The first key in `bytes`, and how many bytes it took.
+fn key(bytes: &[u8]) -> (Key, usize) {
     match bytes {
-        // End of input: no answer.
-        [] => Key::Escape,
-        [b'\r' | b'\n', ..] => Key::Enter,
-        [3, ..] => Key::Interrupt,
+        [] => (Key::Escape, 0),
+        [b'\r' | b'\n', ..] => (Key::Enter, 1),
+        [3, ..] => (Key::Interrupt, 1),
         // Ctrl-D on a menu: no answer.
-        [4, ..] => Key::Escape,
-        [0x1b] => Key::Escape,
-        [0x1b, b'[' | b'O', b'A', ..] => Key::Up,
-        [0x1b, b'[' | b'O', b'B', ..] => Key::Down,
-        [b, ..] if b.is_ascii_graphic() => Key::Char(char::from(*b)),
-        _ => Key::Other,
+        [4, ..] => (Key::Escape, 1),
+        [0x1b, b'[' | b'O', b'A', ..] => (Key::Up, 3),
+        [0x1b, b'[' | b'O', b'B', ..] => (Key::Down, 3),
+        [0x1b, b'[', rest @ ..] => {
+            // Another control sequence: up to its final byte.
+            let end = rest.iter().position(|b| (0x40..=0x7e).contains(b));
+            (Key::Other, end.map_or(bytes.len(), |e| e + 3))
+        }
+        [0x1b, ..] => (Key::Escape, 1),
+        [b, ..] if b.is_ascii_graphic() => (Key::Char(char::from(*b)), 1),
+        _ => (Key::Other, 1),
     }
 }
 
 /// Whether more input arrives within a moment.
-fn ready(stdin: &std::io::Stdin) -> std::io::Result<bool> {
+fn ready() -> std::io::Result<bool> {
+    let stdin = std::io::stdin();
     let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
     let n = poll(&mut fds, PollTimeout::from(50u16)).map_err(std::io::Error::from)?;
     Ok(n > 0)
@@ -173,12 +205,12 @@ mod tests {
 
     #[test]
     fn keys_from_bytes() {
-        assert_eq!(key(b"\x1b[A"), Key::Up);
-        assert_eq!(key(b"\x1bOB"), Key::Down);
-        assert_eq!(key(b"\x1b"), Key::Escape);
-        assert_eq!(key(b"\r"), Key::Enter);
-        assert_eq!(key(b"a"), Key::Char('a'));
-        assert_eq!(key(&[3]), Key::Interrupt);
-        assert_eq!(key(b"\x1b[C"), Key::Other);
+        assert_eq!(key(b"\x1b[A"), (Key::Up, 3));
+        assert_eq!(key(b"\x1bOB\r"), (Key::Down, 3));
+        assert_eq!(key(b"\x1b"), (Key::Escape, 1));
+        assert_eq!(key(b"\r"), (Key::Enter, 1));
+        assert_eq!(key(b"ab"), (Key::Char('a'), 1));
+        assert_eq!(key(&[3]), (Key::Interrupt, 1));
+        assert_eq!(key(b"\x1b[1;5Cx"), (Key::Other, 6));
     }
 }

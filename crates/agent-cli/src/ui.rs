@@ -236,6 +236,20 @@ impl Terminal {
     }
 }
 
+/// A menu of `labels` under `header`, picked with the arrow keys and Enter or a label's number;
+/// `None` when the user declined. Standard input and error must be a terminal.
+pub fn pick(header: &[String], labels: &[String]) -> std::io::Result<Option<usize>> {
+    let choices: Vec<Choice> = labels
+        .iter()
+        .zip('1'..='9')
+        .map(|(label, key)| Choice {
+            key,
+            label: label.clone(),
+        })
+        .collect();
+    crate::menu::choose(header, &choices, colour())
+}
+
 /// The trust prompt: what the folder's own files would enable, each on a line.
 pub fn trust_prompt_text(folder: &std::path::Path, items: &[crate::trust::Widening]) -> String {
     let mut text = format!(

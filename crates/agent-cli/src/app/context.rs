@@ -104,7 +104,9 @@ pub(crate) fn open_session(
     args: &RunArgs,
 ) -> anyhow::Result<(Transcript, Vec<agent_cli::conversation::Message>)> {
     let sessions = ctx.paths.sessions_dir();
-    if let Some(id) = &args.resume {
+    if args.resume.as_deref() == Some("") {
+        Transcript::resume(&pick_session(ctx)?)
+    } else if let Some(id) = &args.resume {
         Transcript::resume(&transcript::by_id(&sessions, id)?)
     } else if args.continue_ {
         let path = transcript::latest(&sessions, &ctx.cwd)?
@@ -112,6 +114,45 @@ pub(crate) fn open_session(
         Transcript::resume(&path)
     } else {
         Ok((Transcript::create(&sessions, &ctx.cwd)?, Vec::new()))
+    }
+}
+
+/// How many sessions `--resume` without an id offers.
+const RECENT_SESSIONS: usize = 9;
+
+/// `--resume` without an id: the recent sessions of this directory, one picked from a menu on a
+/// terminal; elsewhere an error listing them, so the id can be given.
+fn pick_session(ctx: &Context) -> anyhow::Result<PathBuf> {
+    let sessions = transcript::recent(&ctx.paths.sessions_dir(), &ctx.cwd, RECENT_SESSIONS)?;
+    if sessions.is_empty() {
+        anyhow::bail!(
+            "there is no earlier session in this directory to resume; start one without --resume"
+        );
+    }
+    let now = std::time::SystemTime::now();
+    let labels: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            let prompt = tool_core::head_chars(&s.first_prompt, 60);
+            let more = if prompt.1 > 0 { "…" } else { "" };
+            format!(
+                "{} · {} · {}{more}",
+                transcript::ago(s.modified, now),
+                s.id,
+                prompt.0
+            )
+        })
+        .collect();
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        anyhow::bail!(
+            "--resume needs a session id when there is no terminal to pick one on; the recent sessions here:\n  {}",
+            labels.join("\n  ")
+        );
+    }
+    let header = ["Resume which session of this directory?".to_owned()];
+    match ui::pick(&header, &labels)? {
+        Some(i) => Ok(sessions[i].path.clone()),
+        None => anyhow::bail!("no session picked"),
     }
 }
 

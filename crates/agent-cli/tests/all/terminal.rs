@@ -202,3 +202,52 @@ async fn a_failed_call_shows_its_reason() {
     assert!(screen.contains("42 is not of type"), "{screen}");
     assert!(term.exit().await.success());
 }
+
+#[tokio::test]
+async fn resume_without_an_id_offers_the_recent_sessions_of_this_folder() {
+    let project = Project::new();
+    for (prompt, answer) in [("first task", "One."), ("second task", "Two.")] {
+        let server = ScriptedServer::start(vec![Turn::text(answer)]).await;
+        let mut command = project.agent(&server, ProviderKind::Anthropic);
+        assert_success(&run_with_input(&mut command, &format!("{prompt}\n")).await);
+    }
+    // The first was two hours ago, the second a minute ago.
+    let now = std::time::SystemTime::now();
+    for entry in std::fs::read_dir(project.home().join("sessions")).unwrap() {
+        let path = entry.unwrap().path();
+        let seconds = if std::fs::read_to_string(&path).unwrap().contains("first task") {
+            7_200
+        } else {
+            60
+        };
+        let file = std::fs::File::options().append(true).open(&path).unwrap();
+        file.set_modified(now - std::time::Duration::from_secs(seconds))
+            .unwrap();
+    }
+    // Without a terminal to pick on, the error lists them.
+    let server = ScriptedServer::start(vec![]).await;
+    let mut command = project.agent(&server, ProviderKind::Anthropic);
+    let output = run_with_input(command.arg("--resume"), "").await;
+    assert!(!output.status.success());
+    let err = stderr(&output);
+    assert!(err.contains("--resume needs a session id"), "{err}");
+    let second = err.find("second task").unwrap();
+    assert!(second < err.find("first task").unwrap(), "newest first: {err}");
+
+    let server = ScriptedServer::start(vec![Turn::text("Back to it.")]).await;
+    let term = Terminal::start_with_args(&project, &server, &[], &["--resume"]);
+    term.wait_for("Resume which session").await;
+    term.wait_for("❯ 1. 1 minute ago").await;
+    term.wait_for("2. 2 hours ago").await;
+    term.send(DOWN);
+    term.send("\r");
+    term.wait_for("the conversation so far").await;
+    term.wait_for("> ").await;
+    let screen = term.text();
+    assert!(screen.contains("One."), "{screen}");
+    term.send("go on\r");
+    term.wait_for("Back to it.").await;
+    let body = &server.bodies()[0];
+    assert!(body.to_string().contains("first task"), "{body}");
+    assert!(term.exit().await.success());
+}

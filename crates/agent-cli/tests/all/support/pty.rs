@@ -28,6 +28,16 @@ pub struct Terminal {
 impl Terminal {
     /// `agent-cli` (interactive) in `project`, talking to `server` as Anthropic, with `env` added.
     pub fn start(project: &Project, server: &ScriptedServer, env: &[(&str, &str)]) -> Self {
+        Self::start_with_args(project, server, env, &[])
+    }
+
+    /// [`Terminal::start`] with more arguments.
+    pub fn start_with_args(
+        project: &Project,
+        server: &ScriptedServer,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -46,6 +56,7 @@ impl Terminal {
             "--model",
             "test-model",
         ]);
+        command.args(args);
         for name in [
             "XDG_CONFIG_HOME",
             "OPENAI_API_KEY",
