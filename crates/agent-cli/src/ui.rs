@@ -74,9 +74,8 @@ impl Terminal {
 
     /// The turn ended: the rest of the answer is printed and the live lines go.
     pub fn end_turn(&self) {
-        match &self.live {
-            Some(live) => live.end_turn(),
-            None => self.end_line(),
+        if let Some(live) = &self.live {
+            live.end_turn();
         }
     }
 

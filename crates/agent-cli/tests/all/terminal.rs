@@ -251,3 +251,23 @@ async fn resume_without_an_id_offers_the_recent_sessions_of_this_folder() {
     assert!(body.to_string().contains("first task"), "{body}");
     assert!(term.exit().await.success());
 }
+
+#[tokio::test]
+async fn pasted_lines_are_one_prompt_and_tab_completes_commands() {
+    let project = Project::new();
+    let server = ScriptedServer::start(vec![Turn::text("Got the paste.")]).await;
+    let term = Terminal::start(&project, &server, &[]);
+    term.wait_for("> ").await;
+    // A terminal marks pasted text (bracketed paste): its line breaks do not send it.
+    term.send("\x1b[200~pasted one\npasted two\x1b[201~");
+    term.wait_for("pasted two").await;
+    term.send("\r");
+    term.wait_for("Got the paste.").await;
+    assert_eq!(last_prompt(&server, 0), "pasted one\npasted two");
+    term.wait_for_count("> ", 2).await;
+    term.send("/cont\t");
+    term.wait_for("> /context ").await;
+    term.send("\r");
+    term.wait_for("next request").await;
+    assert!(term.exit().await.success());
+}
