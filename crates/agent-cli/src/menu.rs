@@ -72,7 +72,7 @@ pub(crate) fn choose(
     let mut drawn = false;
     let picked = loop {
         if drawn {
-            write!(err, "\x1b[{}A\r\x1b[J", choices.len() + 1)?;
+            write!(err, "\x1b[{}A\r\x1b[J", choices.len())?;
         }
         draw(&mut err, choices, selected, colour)?;
         drawn = true;
@@ -103,7 +103,7 @@ pub(crate) fn choose(
     };
     drop(raw);
     // Leave the menu with the choice made, for the record.
-    write!(err, "\x1b[{}A\r\x1b[J", choices.len() + 1)?;
+    write!(err, "\x1b[{}A\r\x1b[J", choices.len())?;
     match picked {
         Some(i) => writeln!(err, "╰─ {}", choices[i].label)?,
         None => writeln!(err, "╰─ (declined)")?,

@@ -177,6 +177,10 @@ async fn a_permission_menu_is_answered_with_the_arrow_keys() {
     );
     term.send(DOWN);
     term.wait_for("❯ 2. Yes, and allow").await;
+    // Moving the choice redraws the menu alone.
+    let screen = term.text();
+    assert_eq!(screen.matches("1. Yes, this once").count(), 1, "{screen}");
+    assert!(screen.contains("│  shell wants to run `touch made.txt`"), "{screen}");
     term.send("\r");
     term.wait_for("Made it.").await;
     assert!(project.path().join("made.txt").exists(), "{}", term.text());
