@@ -120,7 +120,7 @@ pub fn status_line(agent: &Agent) -> String {
         agent.model(),
         agent.runtime.session.mode(),
         tokens(total),
-        tokens(window as u64),
+        tokens(window),
         total as f64 * 100.0 / window.max(1) as f64
     )
 }

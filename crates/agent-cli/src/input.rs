@@ -16,7 +16,9 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
-use rustyline::{Cmd, CompletionType, EditMode, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
+use rustyline::{
+    Cmd, CompletionType, EditMode, Editor, EventHandler, KeyCode, KeyEvent, Modifiers,
+};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::settings::Paths;
@@ -49,7 +51,7 @@ enum Source {
     Lines(tokio::sync::Mutex<Lines<BufReader<Stdin>>>),
     /// A terminal: the editor, taken out while a blocking read runs on another thread.
     Editor {
-        editor: Mutex<Option<Editor<Completion, DefaultHistory>>>,
+        editor: Mutex<Option<Box<Editor<Completion, DefaultHistory>>>>,
         history: PathBuf,
     },
 }
@@ -72,7 +74,7 @@ pub fn open(paths: &Paths, cwd: &Path) -> Arc<Input> {
     let history = paths.user_dir.join("history");
     let source = match terminal.then(|| editor(cwd, &history)).flatten() {
         Some(editor) => Source::Editor {
-            editor: Mutex::new(Some(editor)),
+            editor: Mutex::new(Some(Box::new(editor))),
             history,
         },
         None => Source::Lines(tokio::sync::Mutex::new(
@@ -121,7 +123,7 @@ impl Input {
     pub fn set_skills(&self, names: Vec<String>) {
         if let Source::Editor { editor, .. } = &self.source
             && let Ok(mut editor) = editor.lock()
-            && let Some(helper) = editor.as_mut().and_then(Editor::helper_mut)
+            && let Some(helper) = editor.as_mut().and_then(|e| e.helper_mut())
         {
             helper.skills = names;
         }
@@ -207,9 +209,9 @@ impl Completion {
     /// The candidates for the word before `pos`: where it starts, and what may replace it.
     pub(crate) fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<Pair>) {
         let before = line.get(..pos).unwrap_or(line);
-        let start = before
-            .rfind(char::is_whitespace)
-            .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+            i + before[i..].chars().next().map_or(1, char::len_utf8)
+        });
         let word = &before[start..];
         if start == 0 && word.starts_with('/') {
             let names = COMMANDS
@@ -325,14 +327,20 @@ mod tests {
         };
         assert_eq!(
             complete(&completion, "/co"),
-            (0, vec!["/compact ".to_owned(), "/context ".into(), "/cost ".into()])
+            (
+                0,
+                vec!["/compact ".to_owned(), "/context ".into(), "/cost ".into()]
+            )
         );
         assert_eq!(complete(&completion, "/rev"), (0, vec!["/review ".into()]));
         assert_eq!(
             complete(&completion, "look at @src/"),
             (9, vec!["src/bin/".to_owned(), "src/main.rs".into()])
         );
-        assert_eq!(complete(&completion, "look at @sr"), (9, vec!["src/".into()]));
+        assert_eq!(
+            complete(&completion, "look at @sr"),
+            (9, vec!["src/".into()])
+        );
         // Not at the start of the line, a slash is a path in prose; other words complete nothing.
         assert_eq!(complete(&completion, "see /co").1, Vec::<String>::new());
         assert_eq!(complete(&completion, "plain wo").1, Vec::<String>::new());

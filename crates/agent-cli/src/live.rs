@@ -77,7 +77,9 @@ impl Live {
 
     fn lock(&self) -> MutexGuard<'_, Screen> {
         // A panic while printing leaves nothing half-updated that matters: keep going.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// A turn starts: the spinner runs until [`Live::end_turn`].
@@ -165,7 +167,9 @@ impl Live {
                 activity,
             } => screen.tools.push(RunningTool {
                 id: tool_use_id.clone(),
-                activity: activity.clone().unwrap_or_else(|| format!("Running {tool}")),
+                activity: activity
+                    .clone()
+                    .unwrap_or_else(|| format!("Running {tool}")),
                 progress: None,
                 started: Instant::now(),
                 finished: false,
@@ -197,11 +201,7 @@ impl Live {
         let mut screen = self.lock();
         screen.end_text();
         screen.clear();
-        if let Some(at) = screen
-            .tools
-            .iter()
-            .position(|t| t.id == result.tool_use_id)
-        {
+        if let Some(at) = screen.tools.iter().position(|t| t.id == result.tool_use_id) {
             let tool = screen.tools.remove(at);
             let mark = if result.is_error {
                 "\x1b[31m⏺\x1b[0m"

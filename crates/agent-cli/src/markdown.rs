@@ -480,7 +480,10 @@ mod tests {
         after
         ");
         // Rows without a delimiter row are not a table: shown as they are.
-        assert_eq!(strip_escapes(&render(&["| a |\n| b |\n"])), "| a |\n| b |\n");
+        assert_eq!(
+            strip_escapes(&render(&["| a |\n| b |\n"])),
+            "| a |\n| b |\n"
+        );
     }
 
     #[test]
@@ -496,8 +499,18 @@ mod tests {
 
     #[test]
     fn text_that_only_looks_like_markdown_stays() {
-        for line in ["#hashtag", "-not a list", "1.5 litres", "**unclosed", "a | b"] {
-            assert_eq!(strip_escapes(&render(&[line])), format!("{line}\n"), "{line}");
+        for line in [
+            "#hashtag",
+            "-not a list",
+            "1.5 litres",
+            "**unclosed",
+            "a | b",
+        ] {
+            assert_eq!(
+                strip_escapes(&render(&[line])),
+                format!("{line}\n"),
+                "{line}"
+            );
         }
     }
 }

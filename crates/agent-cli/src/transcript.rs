@@ -300,7 +300,11 @@ pub fn recent(dir: &Path, cwd: &Path, limit: usize) -> anyhow::Result<Vec<Recent
                 _ => None,
             })
             .find(|text| !text.trim().is_empty())
-            .and_then(|text| text.lines().find(|l| !l.trim().is_empty()).map(str::to_owned))
+            .and_then(|text| {
+                text.lines()
+                    .find(|l| !l.trim().is_empty())
+                    .map(str::to_owned)
+            })
             .unwrap_or_default();
         let modified = std::fs::metadata(&path)?.modified()?;
         found.push(RecentSession {

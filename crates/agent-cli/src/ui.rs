@@ -154,10 +154,9 @@ impl Terminal {
         if let Some(live) = &self.live {
             live.pause();
         }
-        let picked = tokio::task::spawn_blocking(move || {
-            crate::menu::choose(&header, &choices, coloured)
-        })
-        .await;
+        let picked =
+            tokio::task::spawn_blocking(move || crate::menu::choose(&header, &choices, coloured))
+                .await;
         let answer = match picked {
             Ok(Ok(Some(picked))) => self.answer(request, ['y', 'a', 'p', 'n'][picked]).await,
             // Declined, or the terminal failed us: the safe answer is no.
@@ -314,7 +313,12 @@ pub(crate) fn permission_header(request: &PermissionRequest, coloured: bool) -> 
         _ => {}
     }
     let more = preview.len().saturating_sub(PREVIEW_LINES);
-    lines.extend(preview.into_iter().take(PREVIEW_LINES).map(|l| format!("│  {l}")));
+    lines.extend(
+        preview
+            .into_iter()
+            .take(PREVIEW_LINES)
+            .map(|l| format!("│  {l}")),
+    );
     if more > 0 {
         lines.push(format!("│  … {more} more lines"));
     }
@@ -328,7 +332,10 @@ pub(crate) fn permission_choices(rule: &str) -> Vec<Choice> {
     vec![
         choice('y', "Yes, this once".to_owned()),
         choice('a', format!("Yes, and allow `{rule}` for this session")),
-        choice('p', format!("Yes, and allow `{rule}` in this project from now on")),
+        choice(
+            'p',
+            format!("Yes, and allow `{rule}` in this project from now on"),
+        ),
         choice('n', "No, and say what to do instead".to_owned()),
     ]
 }

@@ -107,7 +107,10 @@ async fn no_color_on_a_terminal_prints_the_answer_as_it_came() {
     term.send("show me\r");
     term.wait_for("Done.").await;
     let screen = term.text();
-    assert!(screen.contains("Some **bold** and `code` here."), "{screen}");
+    assert!(
+        screen.contains("Some **bold** and `code` here."),
+        "{screen}"
+    );
     assert!(screen.contains("```rust"), "{screen}");
     let keyword = term.cell_of("fn main").unwrap();
     assert_eq!(keyword.fgcolor(), vt100::Color::Default);
@@ -127,7 +130,10 @@ async fn piped_output_is_plain_text() {
     let (out, err) = (stdout(&output), stderr(&output));
     assert!(out.contains("Some **bold** and `code` here."), "{out}");
     assert!(out.contains("```rust\nfn main() {"), "{out}");
-    assert!(!out.contains('\x1b') && !err.contains('\x1b'), "{out}\n{err}");
+    assert!(
+        !out.contains('\x1b') && !err.contains('\x1b'),
+        "{out}\n{err}"
+    );
 }
 
 #[tokio::test]
@@ -180,7 +186,10 @@ async fn a_permission_menu_is_answered_with_the_arrow_keys() {
     // Moving the choice redraws the menu alone.
     let screen = term.text();
     assert_eq!(screen.matches("1. Yes, this once").count(), 1, "{screen}");
-    assert!(screen.contains("│  shell wants to run `touch made.txt`"), "{screen}");
+    assert!(
+        screen.contains("│  shell wants to run `touch made.txt`"),
+        "{screen}"
+    );
     term.send("\r");
     term.wait_for("Made it.").await;
     assert!(project.path().join("made.txt").exists(), "{}", term.text());
@@ -219,7 +228,10 @@ async fn resume_without_an_id_offers_the_recent_sessions_of_this_folder() {
     let now = std::time::SystemTime::now();
     for entry in std::fs::read_dir(project.home().join("sessions")).unwrap() {
         let path = entry.unwrap().path();
-        let seconds = if std::fs::read_to_string(&path).unwrap().contains("first task") {
+        let seconds = if std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("first task")
+        {
             7_200
         } else {
             60
@@ -236,7 +248,10 @@ async fn resume_without_an_id_offers_the_recent_sessions_of_this_folder() {
     let err = stderr(&output);
     assert!(err.contains("--resume needs a session id"), "{err}");
     let second = err.find("second task").unwrap();
-    assert!(second < err.find("first task").unwrap(), "newest first: {err}");
+    assert!(
+        second < err.find("first task").unwrap(),
+        "newest first: {err}"
+    );
 
     let server = ScriptedServer::start(vec![Turn::text("Back to it.")]).await;
     let term = Terminal::start_with_args(&project, &server, &[], &["--resume"]);
