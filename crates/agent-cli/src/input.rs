@@ -4,7 +4,7 @@
 //! lines from standard input, as a pipe or a test sends them.
 //!
 //! A prompt spans several lines when a line ends with `\` (the backslash becomes the line
-//! break), with Alt-Enter or Ctrl-J, or when several lines are pasted at once.
+//! break), with Alt-Enter, or when several lines are pasted at once.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -102,12 +102,12 @@ fn editor(cwd: &Path, history: &Path) -> Option<Editor<Completion, DefaultHistor
         cwd: cwd.to_owned(),
         skills: Vec::new(),
     }));
-    for key in [
+    // Alt-Enter breaks the line. Not Ctrl-J: Enter typed ahead while a turn runs reaches the
+    // editor as a line feed (the terminal was not raw then), and must send the prompt.
+    editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
-        KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
-    ] {
-        editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
-    }
+        EventHandler::Simple(Cmd::Newline),
+    );
     // A missing file is a first session; an unreadable one costs only the recall.
     let _ = editor.load_history(history);
     Some(editor)

@@ -37,6 +37,8 @@ pub(crate) struct Screen {
     paused: bool,
     frame: usize,
     width: usize,
+    /// Which turn's spinner thread may tick: a thread of an earlier turn stops.
+    generation: u64,
 }
 
 struct TurnState {
@@ -72,6 +74,7 @@ impl Live {
             paused: false,
             frame: 0,
             width,
+            generation: 0,
         })))
     }
 
@@ -84,8 +87,9 @@ impl Live {
 
     /// A turn starts: the spinner runs until [`Live::end_turn`].
     pub(crate) fn start_turn(&self) {
-        {
+        let generation = {
             let mut screen = self.lock();
+            screen.generation = screen.generation.wrapping_add(1);
             screen.turn = Some(TurnState {
                 started: Instant::now(),
                 tokens: 0,
@@ -94,13 +98,14 @@ impl Live {
             });
             screen.paused = false;
             screen.redraw();
-        }
+            screen.generation
+        };
         let live = self.clone();
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(TICK);
                 let mut screen = live.lock();
-                if screen.turn.is_none() {
+                if screen.turn.is_none() || screen.generation != generation {
                     return;
                 }
                 screen.frame = screen.frame.wrapping_add(1);

@@ -43,10 +43,10 @@ async fn history_is_kept_across_sessions_and_a_prompt_can_span_lines() {
     ])
     .await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send("hello there\r");
     term.wait_for("First answer.").await;
-    term.wait_for_count("> ", 2).await;
+    term.wait_for_prompt().await;
     // A trailing backslash breaks the line; Alt-Enter does too.
     term.send("line one\\\rline two\x1b\rline three\r");
     term.wait_for("Second answer.").await;
@@ -56,7 +56,7 @@ async fn history_is_kept_across_sessions_and_a_prompt_can_span_lines() {
     // The next session recalls both prompts: the last with the up arrow, the first with Ctrl-R.
     let server = ScriptedServer::start(vec![Turn::text("Third answer.")]).await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send(UP);
     term.wait_for("line three").await;
     term.send("\x15\x15\x15"); // Ctrl-U: the recalled prompt is not sent.
@@ -74,7 +74,7 @@ async fn answers_are_rendered_as_markdown_with_highlighted_code() {
     let project = Project::new();
     let server = ScriptedServer::start(vec![Turn::text(MARKDOWN)]).await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send("show me\r");
     term.wait_for("Done.").await;
     let screen = term.text();
@@ -103,7 +103,7 @@ async fn no_color_on_a_terminal_prints_the_answer_as_it_came() {
     let project = Project::new();
     let server = ScriptedServer::start(vec![Turn::text(MARKDOWN)]).await;
     let term = Terminal::start(&project, &server, &[("NO_COLOR", "1")]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send("show me\r");
     term.wait_for("Done.").await;
     let screen = term.text();
@@ -141,7 +141,7 @@ async fn a_spinner_shows_time_and_tokens_while_the_answer_streams() {
     let project = Project::new();
     let server = ScriptedServer::start(vec![Turn::stall("Partial answer so far")]).await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send("take your time\r");
     term.wait_for("Ctrl-C to interrupt").await;
     term.wait_for("tokens").await;
@@ -171,7 +171,7 @@ async fn a_permission_menu_is_answered_with_the_arrow_keys() {
     ])
     .await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send("make a file\r");
     term.wait_for("Permission needed").await;
     term.wait_for("❯ 1. Yes, this once").await;
@@ -207,7 +207,7 @@ async fn a_failed_call_shows_its_reason() {
     ])
     .await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     term.send("read it\r");
     term.wait_for("Sorry.").await;
     let screen = term.text();
@@ -261,7 +261,7 @@ async fn resume_without_an_id_offers_the_recent_sessions_of_this_folder() {
     term.send(DOWN);
     term.send("\r");
     term.wait_for("the conversation so far").await;
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     let screen = term.text();
     assert!(screen.contains("One."), "{screen}");
     term.send("go on\r");
@@ -276,14 +276,14 @@ async fn pasted_lines_are_one_prompt_and_tab_completes_commands() {
     let project = Project::new();
     let server = ScriptedServer::start(vec![Turn::text("Got the paste.")]).await;
     let term = Terminal::start(&project, &server, &[]);
-    term.wait_for("> ").await;
+    term.wait_for_prompt().await;
     // A terminal marks pasted text (bracketed paste): its line breaks do not send it.
     term.send("\x1b[200~pasted one\npasted two\x1b[201~");
     term.wait_for("pasted two").await;
     term.send("\r");
     term.wait_for("Got the paste.").await;
     assert_eq!(last_prompt(&server, 0), "pasted one\npasted two");
-    term.wait_for_count("> ", 2).await;
+    term.wait_for_prompt().await;
     term.send("/cont\t");
     term.wait_for("> /context ").await;
     term.send("\r");

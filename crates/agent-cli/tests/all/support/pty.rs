@@ -170,8 +170,20 @@ impl Terminal {
         None
     }
 
+    /// Waits until the line editor waits for a prompt: the last line is `> ` and nothing else.
+    /// Keys typed before then would reach a terminal that is not yet in raw mode.
+    pub async fn wait_for_prompt(&self) {
+        self.wait_for_screen("the prompt", |screen| {
+            let text = screen.contents();
+            let last = text.trim_end().lines().last().unwrap_or("");
+            last.trim_end() == ">" && screen.cursor_position().1 == 2
+        })
+        .await;
+    }
+
     /// Ends the session with Ctrl-D at the prompt and waits for the program to exit.
     pub async fn exit(mut self) -> portable_pty::ExitStatus {
+        self.wait_for_prompt().await;
         self.send("\x04");
         let deadline = Instant::now() + PATIENCE;
         loop {
