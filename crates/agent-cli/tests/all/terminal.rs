@@ -290,3 +290,25 @@ async fn pasted_lines_are_one_prompt_and_tab_completes_commands() {
     term.wait_for("next request").await;
     assert!(term.exit().await.success());
 }
+
+#[tokio::test]
+async fn a_long_command_shows_its_latest_output_while_it_runs() {
+    let project = Project::new();
+    // The command waits for the test to say go: it runs as long as the test needs.
+    let script = "echo compiling the crate; while [ ! -f go ]; do sleep 0.05; done; echo finished";
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use("call_1", "shell", json!({"command": script})),
+        Turn::text("Built."),
+    ])
+    .await;
+    let term = Terminal::start_with_args(&project, &server, &[], &["--allow", "shell"]);
+    term.wait_for_prompt().await;
+    term.send("build it\r");
+    term.wait_for("⎿ compiling the crate").await;
+    std::fs::write(project.path().join("go"), "").unwrap();
+    term.wait_for("Built.").await;
+    // The live line became the call's result line.
+    let screen = term.text();
+    assert!(!screen.contains("⎿ compiling the crate"), "{screen}");
+    assert!(term.exit().await.success());
+}
