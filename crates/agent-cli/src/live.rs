@@ -270,9 +270,10 @@ impl Screen {
         }
     }
 
-    /// Draws the live lines again.
+    /// Draws the live lines again, to the terminal's width now (it may have been resized).
     fn redraw(&mut self) {
         self.clear();
+        self.width = width();
         if self.paused {
             return;
         }

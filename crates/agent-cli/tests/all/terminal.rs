@@ -312,3 +312,25 @@ async fn a_long_command_shows_its_latest_output_while_it_runs() {
     assert!(!screen.contains("⎿ compiling the crate"), "{screen}");
     assert!(term.exit().await.success());
 }
+
+#[tokio::test]
+async fn a_skill_is_asked_for_by_its_name_after_a_slash() {
+    let project = Project::new();
+    project.write(
+        ".agent-cli/skills/review/SKILL.md",
+        "---\nname: review\ndescription: Reviews a diff\n---\nRead the diff, then comment.",
+    );
+    let server = ScriptedServer::start(vec![Turn::text("Reviewed.")]).await;
+    let output = run_with_input(
+        &mut project.agent(&server, ProviderKind::Anthropic),
+        "/review the last commit\n/nosuchthing\n",
+    )
+    .await;
+    assert_success(&output);
+    assert!(
+        last_prompt(&server, 0).starts_with("Use the `review` skill. the last commit"),
+        "{}",
+        last_prompt(&server, 0)
+    );
+    assert!(stderr(&output).contains("unknown command /nosuchthing"));
+}
