@@ -96,10 +96,12 @@ pub(crate) fn print_result(name: &str, result: &tool_core::ToolResult) {
 }
 
 /// Whether to colour what goes to the terminal: only when both standard output and standard
-/// error are terminals and `NO_COLOR` is unset or empty (<https://no-color.org>).
+/// error are terminals, `NO_COLOR` is unset or empty (<https://no-color.org>) and the terminal
+/// is not a dumb one.
 pub fn colour() -> bool {
     use std::io::IsTerminal as _;
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
         && std::io::stdout().is_terminal()
         && std::io::stderr().is_terminal()
 }

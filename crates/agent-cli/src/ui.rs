@@ -410,6 +410,7 @@ pub fn mcp_state_text(state: &tool_mcp::ServerState) -> String {
 /// goes away: servers connect in the background, and the user should see when their tools arrive
 /// or leave.
 pub async fn report_mcp_states(
+    terminal: Arc<Terminal>,
     mut states: tokio::sync::watch::Receiver<
         std::collections::BTreeMap<String, tool_mcp::ServerState>,
     >,
@@ -421,7 +422,7 @@ pub async fn report_mcp_states(
             if seen.get(server) != Some(state)
                 && !matches!(state, tool_mcp::ServerState::Connecting)
             {
-                eprintln!("  mcp: {server} {}", mcp_state_text(state));
+                terminal.note(&format!("  mcp: {server} {}", mcp_state_text(state)));
             }
         }
         seen = now;

@@ -42,8 +42,11 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
         front_end,
     )?;
     if let Some(manager) = &runtime.mcp {
-        if interactive {
-            tokio::spawn(ui::report_mcp_states(manager.watch_states()));
+        if let Some(terminal) = &terminal {
+            tokio::spawn(ui::report_mcp_states(
+                Arc::clone(terminal),
+                manager.watch_states(),
+            ));
         } else {
             // A one-shot task has no later turn in which late tools could be used, so print mode
             // waits for the servers (each is bounded by its connect timeout; a broken one fails
