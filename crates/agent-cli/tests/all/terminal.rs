@@ -334,3 +334,26 @@ async fn a_skill_is_asked_for_by_its_name_after_a_slash() {
     );
     assert!(stderr(&output).contains("unknown command /nosuchthing"));
 }
+
+#[tokio::test]
+async fn declining_in_the_menu_can_say_what_to_do_instead() {
+    let project = Project::new();
+    let server = ScriptedServer::start(vec![
+        Turn::tool_use("call_1", "shell", json!({"command": "rm -rf build"})),
+        Turn::text("Understood."),
+    ])
+    .await;
+    let term = Terminal::start(&project, &server, &[]);
+    term.wait_for_prompt().await;
+    term.send("clean up\r");
+    term.wait_for("❯ 1. Yes, this once").await;
+    term.send("n");
+    term.wait_for("What should it do instead?").await;
+    term.send("use cargo clean\r");
+    term.wait_for("Understood.").await;
+    let results = crate::support::cli::tool_results(&server.bodies()[1]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].0, "{results:?}");
+    assert!(results[0].1.contains("use cargo clean"), "{results:?}");
+    assert!(term.exit().await.success());
+}
