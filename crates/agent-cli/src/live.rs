@@ -274,6 +274,7 @@ impl Screen {
     fn redraw(&mut self) {
         self.clear();
         self.width = width();
+        self.markdown.set_width(self.width);
         if self.paused {
             return;
         }

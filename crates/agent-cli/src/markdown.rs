@@ -63,6 +63,11 @@ impl Markdown {
         out
     }
 
+    /// The terminal is now `width` columns wide.
+    pub(crate) fn set_width(&mut self, width: usize) {
+        self.width = width.max(20);
+    }
+
     /// Whether part of a line is waiting for its end.
     pub(crate) fn mid_line(&self) -> bool {
         !self.pending.is_empty()
@@ -159,10 +164,9 @@ fn block(line: &str, width: usize) -> String {
         return format!("{DIM}{}{RESET}", "─".repeat(width.min(80)));
     }
     if let Some(rest) = trimmed.strip_prefix('>') {
-        return format!(
-            "{indent}{DIM}│{RESET} {ITALIC}{}{RESET}",
-            inline(rest.strip_prefix(' ').unwrap_or(rest))
-        );
+        let prefix = format!("{indent}{DIM}│{RESET} {ITALIC}");
+        let body = inline(rest.strip_prefix(' ').unwrap_or(rest));
+        return format!("{}{RESET}", wrap(&prefix, &prefix, &body, width));
     }
     if let Some((marker, rest)) = list_item(trimmed) {
         let (marker, rest) = match (rest.strip_prefix("[ ] "), rest.strip_prefix("[x] ")) {
@@ -170,9 +174,43 @@ fn block(line: &str, width: usize) -> String {
             (_, Some(rest)) => ("☑".to_owned(), rest),
             _ => (marker, rest),
         };
-        return format!("{indent}{marker} {}", inline(rest));
+        let hanging = format!("{indent}{}", " ".repeat(marker.width() + 1));
+        return wrap(
+            &format!("{indent}{marker} "),
+            &hanging,
+            &inline(rest),
+            width,
+        );
     }
-    format!("{indent}{}", inline(trimmed))
+    wrap(indent, indent, &inline(trimmed), width)
+}
+
+/// `body` (styled) after `first`, broken between words so that no line is wider than `width`
+/// columns; the lines after the first start with `rest` (a list item's hanging indent). A word
+/// wider than a line stays whole.
+fn wrap(first: &str, rest: &str, body: &str, width: usize) -> String {
+    let width = width.saturating_sub(1).max(20);
+    let mut out = first.to_owned();
+    let mut used = visible_width(first);
+    let start = visible_width(rest);
+    let mut line_empty = true;
+    for word in body.split(' ') {
+        let wide = visible_width(word);
+        if !line_empty && used + 1 + wide > width {
+            out.push('\n');
+            out.push_str(rest);
+            used = start;
+            line_empty = true;
+        }
+        if !line_empty {
+            out.push(' ');
+            used += 1;
+        }
+        out.push_str(word);
+        used += wide;
+        line_empty = false;
+    }
+    out
 }
 
 /// `# Title` … `###### Title`: the level and the title.
@@ -451,7 +489,8 @@ mod tests {
         ☑ done
         {dim}│{/} {i}quoted {i}words{/i}{/}
         {dim}────────────────────────────────────────{/}
-        See {u}{link}the docs{/link} {dim}(https://example.com/docs){/} or {u}{link}https://example.com{/link}.
+        See {u}{link}the docs{/link} {dim}(https://example.com/docs){/}
+        or {u}{link}https://example.com{/link}.
         {h}Next{/}
         ");
     }
@@ -465,6 +504,21 @@ mod tests {
         assert_eq!(markdown.push("Some **bo"), "");
         assert!(markdown.mid_line());
         assert!(markdown.push("ld**\n").contains(BOLD));
+    }
+
+    #[test]
+    fn long_lines_wrap_between_words_with_a_hanging_indent() {
+        let mut markdown = Markdown::new(30);
+        let text = "A paragraph of words that goes on **well past** the edge.\n  - an item that is long enough to wrap twice over here\n> a quote that is also long enough to wrap\n";
+        insta::assert_snapshot!(strip_escapes(&markdown.push(text)), @r"
+        A paragraph of words that
+        goes on well past the edge.
+          • an item that is long
+            enough to wrap twice over
+            here
+        │ a quote that is also long
+        │ enough to wrap
+        ");
     }
 
     #[test]
