@@ -39,6 +39,15 @@ pub(crate) struct Screen {
     width: usize,
     /// Which turn's spinner thread may tick: a thread of an earlier turn stops.
     generation: u64,
+    /// What was printed last this turn: answer text or a call's lines (a blank line goes
+    /// between the two); `None` before anything.
+    last: Option<Printed>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Printed {
+    Text,
+    Call,
 }
 
 struct TurnState {
@@ -75,6 +84,7 @@ impl Live {
             frame: 0,
             width,
             generation: 0,
+            last: None,
         })))
     }
 
@@ -97,6 +107,7 @@ impl Live {
                 thinking: false,
             });
             screen.paused = false;
+            screen.last = None;
             screen.redraw();
             screen.generation
         };
@@ -121,6 +132,9 @@ impl Live {
         screen.clear();
         screen.turn = None;
         let rest = screen.markdown.finish();
+        if !rest.is_empty() {
+            screen.printing(Printed::Text);
+        }
         print_out(&rest);
         for tool in std::mem::take(&mut screen.tools) {
             eprintln!("⏺ {}", tool.activity);
@@ -137,6 +151,7 @@ impl Live {
         let out = screen.markdown.push(text);
         if !out.is_empty() {
             screen.clear();
+            screen.printing(Printed::Text);
             print_out(&out);
         }
         screen.redraw();
@@ -213,8 +228,10 @@ impl Live {
             } else {
                 "\x1b[32m⏺\x1b[0m"
             };
+            screen.printing(Printed::Call);
             eprintln!("{mark} {}", tool.activity);
         }
+        screen.printing(Printed::Call);
         crate::tool_lines::print_result(name, result);
         screen.redraw();
     }
@@ -266,8 +283,17 @@ impl Screen {
         if self.markdown.mid_line() {
             self.clear();
             let rest = self.markdown.finish();
+            self.printing(Printed::Text);
             print_out(&rest);
         }
+    }
+
+    /// `what` is printed next: after the other kind, a blank line first.
+    fn printing(&mut self, what: Printed) {
+        if self.last.is_some_and(|last| last != what) {
+            eprintln!();
+        }
+        self.last = Some(what);
     }
 
     /// Draws the live lines again, to the terminal's width now (it may have been resized).
