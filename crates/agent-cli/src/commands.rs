@@ -110,6 +110,21 @@ pub fn context_report(agent: &Agent) -> String {
     out
 }
 
+/// The line under each answer: the model, the permission mode and how much of the context
+/// window the next request takes.
+pub fn status_line(agent: &Agent) -> String {
+    let total = agent.context_tokens();
+    let window = agent.window.tokens;
+    format!(
+        "  {} · {} mode · context {} of {} ({:.0}%)",
+        agent.model(),
+        agent.runtime.session.mode(),
+        tokens(total),
+        tokens(window),
+        total as f64 * 100.0 / window.max(1) as f64
+    )
+}
+
 /// `/cost`: the session's tokens and cost.
 pub fn cost_report(agent: &Agent) -> String {
     let total = agent.session_usage();

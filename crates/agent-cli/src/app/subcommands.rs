@@ -181,7 +181,7 @@ pub(crate) async fn tools_call(
     })?;
     let front_end: Arc<dyn FrontEnd> = if std::io::stdin().is_terminal() {
         Arc::new(ui::Terminal::new(
-            ui::input_lines(),
+            ui::input_lines(&ctx.paths, &ctx.cwd),
             ctx.paths.clone(),
             ctx.cwd.clone(),
         ))
