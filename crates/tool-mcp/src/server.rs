@@ -26,6 +26,9 @@ pub(crate) struct ToolServer {
     changes: Option<watch::Receiver<()>>,
     /// Signalled after each call this server answered.
     calls: Arc<watch::Sender<()>>,
+    /// What each `subscriptions/listen` stream starts from, taken before the stream is
+    /// acknowledged (so a change right after the acknowledgment is never missed), oldest first.
+    baselines: Arc<std::sync::Mutex<std::collections::VecDeque<(Vec<Value>, ListWatch)>>>,
 }
 
 /// What may change a server's list: upstream changes, and its own calls.
@@ -74,6 +77,7 @@ impl ToolServer {
             listing: None,
             changes: None,
             calls: Arc::new(watch::channel(()).0),
+            baselines: Arc::default(),
         }
     }
 
@@ -198,17 +202,31 @@ impl ServerHandler for ToolServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.changes.as_ref().map(|_| requested.clone())
+        let watch = self.watch()?;
+        if requested.tools_list_changed == Some(true) {
+            let baseline = (self.entries(), watch);
+            self.baselines
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push_back(baseline);
+        }
+        Some(requested.clone())
     }
 
     /// One `subscriptions/listen` stream: `notifications/tools/list_changed` each time what
     /// `tools/list` would answer has changed, until the client cancels it.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let Some(mut watch) = self.watch() else {
+        let baseline = self
+            .baselines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front();
+        let Some((mut seen, mut watch)) =
+            baseline.or_else(|| self.watch().map(|watch| (self.entries(), watch)))
+        else {
             context.cancelled().await;
             return Ok(());
         };
-        let mut seen = self.entries();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
