@@ -28,8 +28,11 @@ pub(crate) struct ToolServer {
     calls: Arc<watch::Sender<()>>,
     /// What each `subscriptions/listen` stream starts from, taken before the stream is
     /// acknowledged (so a change right after the acknowledgment is never missed), oldest first.
-    baselines: Arc<std::sync::Mutex<std::collections::VecDeque<(Vec<Value>, ListWatch)>>>,
+    baselines: Arc<std::sync::Mutex<std::collections::VecDeque<Baseline>>>,
 }
+
+/// The list a client was told of, and what to watch for changes to it.
+type Baseline = (Vec<Value>, ListWatch);
 
 /// What may change a server's list: upstream changes, and its own calls.
 struct ListWatch {
