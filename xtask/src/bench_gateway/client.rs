@@ -66,7 +66,9 @@ impl Gateway {
         Ok(command)
     }
 
-    fn spawn(mut command: Command) -> anyhow::Result<(Self, Lines<BufReader<tokio::process::ChildStderr>>)> {
+    fn spawn(
+        mut command: Command,
+    ) -> anyhow::Result<(Self, Lines<BufReader<tokio::process::ChildStderr>>)> {
         let mut child = command.spawn().context("starting agent-cli mcp serve")?;
         let pid = child.id().context("the gateway has no process id")?;
         let stderr = child.stderr.take().context("the gateway's stderr")?;
@@ -93,13 +95,22 @@ impl Gateway {
     }
 
     /// A gateway over stdio, and a client that has initialized it.
-    pub(crate) async fn stdio(setup: &Setup, source: &Source) -> anyhow::Result<(Self, StdioClient)> {
+    pub(crate) async fn stdio(
+        setup: &Setup,
+        source: &Source,
+    ) -> anyhow::Result<(Self, StdioClient)> {
         let mut command = Self::command(setup, source, &[])?;
-        command.stdin(ChildStdio::piped()).stdout(ChildStdio::piped());
+        command
+            .stdin(ChildStdio::piped())
+            .stdout(ChildStdio::piped());
         let (mut gateway, lines) = Self::spawn(command)?;
         drain(lines);
         let stdin = gateway.child.stdin.take().context("the gateway's stdin")?;
-        let stdout = gateway.child.stdout.take().context("the gateway's stdout")?;
+        let stdout = gateway
+            .child
+            .stdout
+            .take()
+            .context("the gateway's stdout")?;
         let mut client = StdioClient {
             stdin,
             lines: BufReader::new(stdout).lines(),
@@ -296,7 +307,8 @@ pub(crate) async fn search(
     query: &str,
     limit: usize,
 ) -> anyhow::Result<Vec<String>> {
-    let params = json!({"name": "tool_search", "arguments": {"query": query, "max_results": limit}});
+    let params =
+        json!({"name": "tool_search", "arguments": {"query": query, "max_results": limit}});
     let result = client.request("tools/call", params).await?;
     Ok(ranked(&call_text(&result).0))
 }

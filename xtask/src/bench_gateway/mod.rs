@@ -17,8 +17,8 @@ use serde_json::json;
 
 use client::{Client, Gateway, HttpClient, Setup};
 use quality::SetQuality;
-pub use upstream::{UpstreamOptions, serve as serve_upstream};
 use upstream::{SERVER, Source, served_names};
+pub use upstream::{UpstreamOptions, serve as serve_upstream};
 
 /// Options of `cargo xtask bench-gateway`.
 #[derive(Debug, clap::Args)]
@@ -79,6 +79,8 @@ struct SizeRow {
     tools: usize,
     listed: usize,
     bytes: usize,
+    /// Of which `tool_search`'s and `execute_tool`'s entries (the rest: the core built-ins).
+    own_bytes: usize,
     bytes_after: usize,
     searches: usize,
     rss_kib: u64,
@@ -137,9 +139,14 @@ pub fn run(options: Options) -> anyhow::Result<()> {
 fn build_gateway(root: &std::path::Path, release: bool) -> anyhow::Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = std::process::Command::new(cargo);
-    command
-        .current_dir(root)
-        .args(["build", "--quiet", "--package", "agent-cli", "--bin", "agent-cli"]);
+    command.current_dir(root).args([
+        "build",
+        "--quiet",
+        "--package",
+        "agent-cli",
+        "--bin",
+        "agent-cli",
+    ]);
     if release {
         eprintln!("bench-gateway: building agent-cli in release mode");
         command.arg("--release");
@@ -212,7 +219,12 @@ async fn one_size(
     let (gateway, url) = Gateway::http(setup, &source).await?;
     let http = HttpClient::new(&url)?;
     let (list, bytes) = http.request(0, "tools/list", json!({})).await?;
-    let listed = list["tools"].as_array().map_or(0, Vec::len);
+    let entries = list["tools"].as_array().cloned().unwrap_or_default();
+    let own_bytes = entries
+        .iter()
+        .filter(|t| t["name"] == "tool_search" || t["name"] == "execute_tool")
+        .map(|t| t.to_string().len())
+        .sum();
     let mut client = Client::Http(http.clone(), 0);
     searches(&mut client, queries, plan.warmup).await?;
     let rss_kib = gateway.rss_kib()?;
@@ -230,8 +242,9 @@ async fn one_size(
     let (_, bytes_after) = http.request(1, "tools/list", json!({})).await?;
     Ok(SizeRow {
         tools,
-        listed,
+        listed: entries.len(),
         bytes,
+        own_bytes,
         bytes_after,
         searches: searched,
         rss_kib,
@@ -361,6 +374,20 @@ async fn one_client(
     Ok((times, errors))
 }
 
+/// What `execute_tool` answers when the tool's discovery is gone: the gateway keeps one
+/// discovered set for all its clients, capped, so other clients' searches can push it out.
+const NOT_DISCOVERED: &str = "has not been discovered";
+
+/// The load run's errors: how many, and how many of them were discoveries pushed out.
+fn error_counts(load: &Load) -> (usize, usize) {
+    let evicted = load
+        .errors
+        .iter()
+        .filter(|e| e.contains(NOT_DISCOVERED))
+        .count();
+    (load.errors.len(), evicted)
+}
+
 /// The `q` quantile of sorted round trips (nearest rank).
 fn quantile(sorted: &[Duration], q: f64) -> Duration {
     if sorted.is_empty() {
@@ -378,15 +405,16 @@ fn print_report(report: &Report, plan: &Plan, build: &str) {
     print_summary(report, build);
     println!("\n### tools/list as upstream tools grow (HTTP)\n");
     println!(
-        "| upstream tools | tools listed | tools/list bytes | bytes after searching | gateway RSS |"
+        "| upstream tools | tools listed | tools/list bytes | of which tool_search + execute_tool | bytes after searching | gateway RSS |"
     );
-    println!("| --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- |");
     for row in &report.sizes {
         println!(
-            "| {} | {} | {} | {} (after {} searches) | {:.1} MiB |",
+            "| {} | {} | {} | {} | {} (after {} searches) | {:.1} MiB |",
             row.tools,
             row.listed,
             row.bytes,
+            row.own_bytes,
             row.bytes_after,
             row.searches,
             row.rss_kib as f64 / 1024.0
@@ -451,11 +479,11 @@ fn print_summary(report: &Report, build: &str) {
         sets.join(", ")
     );
     if let Some(load) = &report.load {
+        let (errors, evicted) = error_counts(load);
         println!(
-            "| load: {} HTTP clients x {} calls | zero errors, p99 reported | {} errors, p99 {} |",
+            "| load: {} HTTP clients x {} calls | zero errors, p99 reported | {errors} errors ({evicted} of them `{NOT_DISCOVERED}`), p99 {} |",
             load.clients,
             load.per_client,
-            load.errors.len(),
             ms(quantile(&load.times, 0.99))
         );
     }
@@ -485,13 +513,7 @@ fn print_quality(quality: &[SetQuality], plan: &Plan) {
     for set in quality {
         println!(
             "| {} | {} | {:.3} | {:.3} | {:.3} | {} of {} |",
-            set.name,
-            set.queries,
-            set.engine,
-            set.in_process,
-            set.gateway,
-            set.same,
-            set.queries
+            set.name, set.queries, set.engine, set.in_process, set.gateway, set.same, set.queries
         );
     }
 }
@@ -501,19 +523,30 @@ fn print_load(load: Option<&Load>) {
         return;
     };
     println!("\n### Load (HTTP; tool_search and execute_tool in turns)\n");
-    println!("| clients x calls | errors | p50 | p99 | max | calls/s |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    let (errors, evicted) = error_counts(load);
     println!(
-        "| {} x {} | {} | {} | {} | {} | {:.0} |",
+        "| clients x calls | errors | of which `{NOT_DISCOVERED}` | p50 | p99 | max | calls/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| {} x {} | {errors} | {evicted} | {} | {} | {} | {:.0} |",
         load.clients,
         load.per_client,
-        load.errors.len(),
         ms(quantile(&load.times, 0.5)),
         ms(quantile(&load.times, 0.99)),
         ms(load.times.last().copied().unwrap_or_default()),
         load.times.len() as f64 / load.wall.as_secs_f64().max(1e-9)
     );
-    for error in load.errors.iter().take(5) {
-        println!("\nerror: {error}");
+    let mut seen = std::collections::BTreeSet::new();
+    for error in &load.errors {
+        // One line per kind of error (the tool's name aside).
+        let kind: String = error
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .take(60)
+            .collect();
+        if seen.insert(kind) && seen.len() <= 5 {
+            println!("\nerror: {error}");
+        }
     }
 }

@@ -140,7 +140,10 @@ pub(crate) fn served(raw: &[RawTool]) -> anyhow::Result<Arc<ToolRegistry>> {
             loose_schema(&Value::Null)
         };
         let spec = ToolSpec::new(name.as_str(), tool.description.as_str(), schema);
-        if registry.register(AnyTool::new(Listed(spec.clone()))).is_err() {
+        if registry
+            .register(AnyTool::new(Listed(spec.clone())))
+            .is_err()
+        {
             let loose = ToolSpec::new(
                 name.as_str(),
                 tool.description.as_str(),

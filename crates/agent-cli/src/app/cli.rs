@@ -193,7 +193,10 @@ pub(crate) enum SkillsCommand {
 }
 
 #[derive(Subcommand)]
-#[expect(clippy::large_enum_variant, reason = "parsed once per run, never kept in bulk")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per run, never kept in bulk"
+)]
 pub(crate) enum McpCommand {
     /// Show each configured server (.mcp.json and the settings' mcpServers), its state and its tools.
     List {
