@@ -95,11 +95,33 @@ struct Latency {
 
 /// The concurrent run.
 struct Load {
+    /// What each client's searches are.
+    pattern: Pattern,
     clients: usize,
     per_client: usize,
     errors: Vec<String>,
     times: Vec<Duration>,
     wall: Duration,
+}
+
+/// What the searches of a load run's clients look for; every other call is `execute_tool` of
+/// one upstream tool.
+#[derive(Clone, Copy)]
+enum Pattern {
+    /// Dev queries: the tool called was found once, before the run.
+    Queries,
+    /// `select:` the tool called: each call right after its own search, as a client that
+    /// searches and then calls what it found.
+    SelectThenCall,
+}
+
+impl Pattern {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Queries => "searches for dev queries, the called tool found once before",
+            Self::SelectThenCall => "each call right after a search that finds its tool",
+        }
+    }
 }
 
 /// Runs the benchmark and prints its tables.
@@ -170,7 +192,7 @@ fn build_gateway(root: &std::path::Path, release: bool) -> anyhow::Result<PathBu
 struct Report {
     sizes: Vec<SizeRow>,
     latency: Vec<Latency>,
-    load: Option<Load>,
+    load: Vec<Load>,
     quality: Vec<SetQuality>,
 }
 
@@ -179,7 +201,7 @@ async fn measure(setup: &Setup, plan: &Plan) -> anyhow::Result<Report> {
     let mut report = Report {
         sizes: Vec::new(),
         latency: Vec::new(),
-        load: None,
+        load: Vec::new(),
         quality: Vec::new(),
     };
     for (i, &tools) in plan.sizes.iter().enumerate() {
@@ -236,8 +258,12 @@ async fn one_size(
             times: searches(&mut client, queries, plan.calls).await?,
         });
         let target = callable_tool(setup, &source)?;
-        report.load = Some(load(&url, plan, queries, &target).await?);
-        searched += plan.calls + plan.clients * plan.per_client / 2;
+        for pattern in [Pattern::Queries, Pattern::SelectThenCall] {
+            report
+                .load
+                .push(load(&url, plan, queries, &target, pattern).await?);
+        }
+        searched += plan.calls + plan.clients * plan.per_client;
     }
     let (_, bytes_after) = http.request(1, "tools/list", json!({})).await?;
     Ok(SizeRow {
@@ -303,10 +329,13 @@ async fn load(
     plan: &Plan,
     queries: &Arc<Vec<String>>,
     target: &str,
+    pattern: Pattern,
 ) -> anyhow::Result<Load> {
     eprintln!(
-        "bench-gateway: {} HTTP clients x {} calls",
-        plan.clients, plan.per_client
+        "bench-gateway: {} HTTP clients x {} calls ({})",
+        plan.clients,
+        plan.per_client,
+        pattern.label()
     );
     // execute_tool calls what a search found: find the target once, by name.
     let select = json!({"name": "tool_search", "arguments": {"query": format!("select:{target}")}});
@@ -320,7 +349,16 @@ async fn load(
             let queries = Arc::clone(queries);
             let target = target.to_owned();
             let calls = plan.per_client;
-            tokio::spawn(async move { one_client(client?, c, calls, &queries, &target).await })
+            tokio::spawn(async move {
+                let work = Work {
+                    index: c,
+                    calls,
+                    queries: &queries,
+                    target: &target,
+                    pattern,
+                };
+                one_client(client?, work).await
+            })
         })
         .collect();
     let mut times = Vec::new();
@@ -333,6 +371,7 @@ async fn load(
     let wall = started.elapsed();
     times.sort_unstable();
     Ok(Load {
+        pattern,
         clients: plan.clients,
         per_client: plan.per_client,
         errors,
@@ -341,22 +380,39 @@ async fn load(
     })
 }
 
+/// One load client's share of the run.
+struct Work<'a> {
+    index: usize,
+    calls: usize,
+    queries: &'a [String],
+    target: &'a str,
+    pattern: Pattern,
+}
+
 /// One client's calls: their round trips, and what went wrong.
 async fn one_client(
     client: HttpClient,
-    index: usize,
-    calls: usize,
-    queries: &[String],
-    target: &str,
+    work: Work<'_>,
 ) -> anyhow::Result<(Vec<Duration>, Vec<String>)> {
+    let Work {
+        index,
+        calls,
+        queries,
+        target,
+        pattern,
+    } = work;
     let mut times = Vec::with_capacity(calls);
     let mut errors = Vec::new();
     for k in 0..calls {
-        let params = if k % 2 == 0 {
-            let query = &queries[(index * calls + k) % queries.len()];
-            json!({"name": "tool_search", "arguments": {"query": query}})
-        } else {
-            json!({"name": "execute_tool", "arguments": {"tool_name": target, "input": {}}})
+        let params = match (k % 2, pattern) {
+            (0, Pattern::Queries) => {
+                let query = &queries[(index * calls + k) % queries.len()];
+                json!({"name": "tool_search", "arguments": {"query": query}})
+            }
+            (0, Pattern::SelectThenCall) => {
+                json!({"name": "tool_search", "arguments": {"query": format!("select:{target}")}})
+            }
+            _ => json!({"name": "execute_tool", "arguments": {"tool_name": target, "input": {}}}),
         };
         let start = Instant::now();
         let outcome = client.request(k as u64, "tools/call", params).await;
@@ -437,7 +493,7 @@ fn print_report(report: &Report, plan: &Plan, build: &str) {
         );
     }
     print_quality(&report.quality, plan);
-    print_load(report.load.as_ref());
+    print_load(&report.load);
 }
 
 /// Goals and measurements side by side.
@@ -478,12 +534,13 @@ fn print_summary(report: &Report, build: &str) {
         report.quality.len(),
         sets.join(", ")
     );
-    if let Some(load) = &report.load {
+    for load in &report.load {
         let (errors, evicted) = error_counts(load);
         println!(
-            "| load: {} HTTP clients x {} calls | zero errors, p99 reported | {errors} errors ({evicted} of them `{NOT_DISCOVERED}`), p99 {} |",
+            "| load: {} HTTP clients x {} calls, {} | zero errors, p99 reported | {errors} errors ({evicted} of them `{NOT_DISCOVERED}`), p99 {} |",
             load.clients,
             load.per_client,
+            load.pattern.label(),
             ms(quantile(&load.times, 0.99))
         );
     }
@@ -518,27 +575,30 @@ fn print_quality(quality: &[SetQuality], plan: &Plan) {
     }
 }
 
-fn print_load(load: Option<&Load>) {
-    let Some(load) = load else {
+fn print_load(loads: &[Load]) {
+    if loads.is_empty() {
         return;
-    };
-    println!("\n### Load (HTTP; tool_search and execute_tool in turns)\n");
-    let (errors, evicted) = error_counts(load);
+    }
+    println!("\n### Load (HTTP; every other call is execute_tool of an upstream tool)\n");
     println!(
-        "| clients x calls | errors | of which `{NOT_DISCOVERED}` | p50 | p99 | max | calls/s |"
+        "| clients x calls | searches | errors | of which `{NOT_DISCOVERED}` | p50 | p99 | max | calls/s |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
-    println!(
-        "| {} x {} | {errors} | {evicted} | {} | {} | {} | {:.0} |",
-        load.clients,
-        load.per_client,
-        ms(quantile(&load.times, 0.5)),
-        ms(quantile(&load.times, 0.99)),
-        ms(load.times.last().copied().unwrap_or_default()),
-        load.times.len() as f64 / load.wall.as_secs_f64().max(1e-9)
-    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for load in loads {
+        let (errors, evicted) = error_counts(load);
+        println!(
+            "| {} x {} | {} | {errors} | {evicted} | {} | {} | {} | {:.0} |",
+            load.clients,
+            load.per_client,
+            load.pattern.label(),
+            ms(quantile(&load.times, 0.5)),
+            ms(quantile(&load.times, 0.99)),
+            ms(load.times.last().copied().unwrap_or_default()),
+            load.times.len() as f64 / load.wall.as_secs_f64().max(1e-9)
+        );
+    }
     let mut seen = std::collections::BTreeSet::new();
-    for error in &load.errors {
+    for error in loads.iter().flat_map(|l| &l.errors) {
         // One line per kind of error (the tool's name aside).
         let kind: String = error
             .chars()
