@@ -30,13 +30,19 @@ mod events;
 use calls::*;
 pub use events::{AgentEvent, Outcome, TurnReport};
 
+/// The answer's `max_tokens` for a model the table of known models does not know.
+pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
+
+/// The smallest output limit a request gets, however full the context.
+const MIN_ANSWER_TOKENS: u32 = 1_024;
+
 /// A conversation with a model and its tools.
 pub struct Agent {
     provider: Arc<dyn Provider>,
     /// The tools.
     pub runtime: ToolRuntime,
     transcript: Transcript,
-    messages: Vec<Message>,
+    messages: compaction::History,
     model: String,
     system: String,
     /// The most model requests per user turn.
@@ -48,7 +54,7 @@ pub struct Agent {
     /// The context window and when to compact.
     pub window: Window,
     meter: Meter,
-    /// The project instructions' share of the system prompt, in bytes.
+    /// The project instructions' share of the system prompt, in characters.
     instructions: usize,
     /// The structured answer each turn must end with, when one is expected.
     structured: Option<Expected>,
@@ -74,6 +80,7 @@ impl Agent {
         runtime.resume_from(&messages);
         let system = runtime.system_prompt();
         let front_end = Arc::clone(runtime.front_end());
+        let max_tokens = crate::usage::max_output_tokens(&model).unwrap_or(DEFAULT_MAX_TOKENS);
         let window = Window {
             tokens: crate::usage::context_window(&model, None),
             threshold: compaction::DEFAULT_THRESHOLD,
@@ -82,11 +89,11 @@ impl Agent {
             provider,
             runtime,
             transcript,
-            messages,
+            messages: compaction::History::new(messages),
             model,
             system,
             max_turns: 50,
-            max_tokens: 8_192,
+            max_tokens,
             thinking: Thinking::Off,
             window,
             meter: Meter::default(),
@@ -110,7 +117,7 @@ impl Agent {
     #[must_use]
     pub fn with_instructions(mut self, section: Option<String>) -> Self {
         if let Some(section) = section {
-            self.instructions += section.len();
+            self.instructions += section.chars().count();
             self.system.push_str(&section);
         }
         self
@@ -118,7 +125,7 @@ impl Agent {
 
     /// The estimated tokens of the project instructions in the system prompt.
     pub fn instructions_tokens(&self) -> u64 {
-        compaction::estimate_bytes_tokens(self.instructions)
+        compaction::estimate_chars_tokens(self.instructions)
     }
 
     /// The session's id.
@@ -137,6 +144,11 @@ impl Agent {
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The estimated tokens of the conversation (each message estimated once, when it joined).
+    pub(crate) fn messages_tokens(&self) -> u64 {
+        self.messages.tokens_from(0)
     }
 
     /// The system prompt, fixed for the session.
@@ -348,11 +360,25 @@ impl Agent {
         ModelRequest {
             model: self.model.clone(),
             system: vec![self.system.clone()],
-            messages: Cow::Borrowed(&self.messages),
+            messages: Cow::Borrowed(&self.messages[..]),
             tools: self.runtime.pool.request_tools(),
-            max_tokens: self.thinking.max_tokens(self.max_tokens),
+            max_tokens: self.output_limit(),
             thinking: self.thinking,
         }
+    }
+
+    /// The request's output limit: the answer's `max_tokens` (with the thinking budget on top),
+    /// within the room the context window leaves past the input, since an API may refuse input
+    /// and output limit together over the window. Never below what one answer needs (the
+    /// thinking budget plus [`MIN_ANSWER_TOKENS`]): past that, it is compaction's turn.
+    fn output_limit(&self) -> u32 {
+        let wanted = self.thinking.max_tokens(self.max_tokens);
+        let room = self.window.tokens.saturating_sub(self.context_tokens());
+        let floor = match self.thinking {
+            Thinking::Budget(budget) => budget.saturating_add(MIN_ANSWER_TOKENS),
+            _ => MIN_ANSWER_TOKENS,
+        };
+        wanted.min(u32::try_from(room).unwrap_or(u32::MAX).max(floor))
     }
 
     /// Streams one assistant message: text and reasoning go to the front end, and each call

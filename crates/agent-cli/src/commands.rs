@@ -83,7 +83,7 @@ impl Slash {
 pub fn context_report(agent: &Agent) -> String {
     let (system, tools) = agent.fixed_tokens();
     let instructions = agent.instructions_tokens();
-    let messages = crate::compaction::estimate_tokens(agent.messages());
+    let messages = agent.messages_tokens();
     let total = agent.context_tokens();
     let window = agent.window.tokens;
     let share = |n: u64| n as f64 * 100.0 / window.max(1) as f64;
@@ -108,6 +108,21 @@ pub fn context_report(agent: &Agent) -> String {
         "  (the next request's size is the provider's count for the last one plus an estimate of what came after)",
     );
     out
+}
+
+/// The line under each answer: the model, the permission mode and how much of the context
+/// window the next request takes.
+pub fn status_line(agent: &Agent) -> String {
+    let total = agent.context_tokens();
+    let window = agent.window.tokens;
+    format!(
+        "  {} · {} mode · context {} of {} ({:.0}%)",
+        agent.model(),
+        agent.runtime.session.mode(),
+        tokens(total),
+        tokens(window),
+        total as f64 * 100.0 / window.max(1) as f64
+    )
 }
 
 /// `/cost`: the session's tokens and cost.

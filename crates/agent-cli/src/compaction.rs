@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use tool_core::Content;
+use tool_pool::CharEstimate;
 
 use crate::conversation::{Block, Message, Role};
 
@@ -64,13 +65,14 @@ impl Window {
 /// megapixel and charge by area (about 1,600 tokens at most), not by the bytes of its encoding.
 pub(crate) const IMAGE_TOKENS: u64 = 1_600;
 
-/// An estimate of the tokens `messages` take: a token is about four bytes of their JSON, and an
-/// image [`IMAGE_TOKENS`]. Used for what the provider has not counted yet.
+/// An estimate of the tokens `messages` take: their JSON by [`CharEstimate`], and an image
+/// [`IMAGE_TOKENS`]. Used for what the provider has not counted yet.
 pub(crate) fn estimate_tokens(messages: &[Message]) -> u64 {
-    messages
-        .iter()
-        .map(|m| MESSAGE_TOKENS + m.content.iter().map(block_tokens).sum::<u64>())
-        .sum()
+    messages.iter().map(message_tokens).sum()
+}
+
+fn message_tokens(message: &Message) -> u64 {
+    MESSAGE_TOKENS + message.content.iter().map(block_tokens).sum::<u64>()
 }
 
 /// What a message's role and framing take, beside its blocks.
@@ -92,22 +94,20 @@ fn block_tokens(block: &Block) -> u64 {
     }
 }
 
-/// Bytes per token in every estimate the agent makes: English prose and JSON run about four.
-pub(crate) const BYTES_PER_TOKEN: usize = 4;
-
-/// About four bytes of a value's JSON a token.
+/// The tokens of a value's JSON, by the one estimate ([`CharEstimate`]).
 fn json_tokens<T: Serialize>(value: &T) -> u64 {
-    serde_json::to_string(value).map_or(0, |s| estimate_bytes_tokens(s.len()))
+    serde_json::to_string(value).map_or(0, |s| estimate_text_tokens(&s))
 }
 
-/// An estimate of the tokens of a text.
+/// An estimate of the tokens of a text ([`CharEstimate`], the estimate tool-pool's deferral uses
+/// too).
 pub(crate) fn estimate_text_tokens(text: &str) -> u64 {
-    estimate_bytes_tokens(text.len())
+    CharEstimate::estimate(text) as u64
 }
 
-/// An estimate of the tokens of `bytes` bytes of text.
-pub(crate) fn estimate_bytes_tokens(bytes: usize) -> u64 {
-    bytes.div_ceil(BYTES_PER_TOKEN) as u64
+/// An estimate of the tokens of a text of `chars` characters.
+pub(crate) fn estimate_chars_tokens(chars: usize) -> u64 {
+    CharEstimate::estimate_chars(chars) as u64
 }
 
 /// Where the kept part of `messages` starts: the earliest index from which the messages fit in
@@ -115,10 +115,16 @@ pub(crate) fn estimate_bytes_tokens(bytes: usize) -> u64 {
 /// (its calls' results follow it) or a user message that answers no call; so a call and its
 /// result are never split. `messages.len()` when nothing is kept.
 pub fn kept_from(messages: &[Message], budget: u64) -> usize {
+    let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
+    kept_from_sized(messages, &tokens, budget)
+}
+
+/// [`kept_from`] with each message's estimate already known (`tokens[i]` for `messages[i]`).
+fn kept_from_sized(messages: &[Message], tokens: &[u64], budget: u64) -> usize {
     let mut size = 0u64;
     let mut start = messages.len();
     for at in (0..messages.len()).rev() {
-        size += estimate_tokens(std::slice::from_ref(&messages[at]));
+        size += tokens.get(at).copied().unwrap_or(0);
         if size > budget {
             break;
         }
@@ -175,11 +181,75 @@ pub(crate) fn summary_in(text: &str) -> Option<&str> {
     text.strip_prefix(SUMMARY_HEAD)?.strip_suffix(SUMMARY_TAIL)
 }
 
+/// The conversation with each message's token estimate, computed once, when the message joins
+/// it: a round estimates only its new messages, and a compaction adds up what is there.
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    messages: Vec<Message>,
+    tokens: Vec<u64>,
+}
+
+impl History {
+    /// `messages`, each estimated once.
+    pub(crate) fn new(messages: Vec<Message>) -> Self {
+        let tokens = messages.iter().map(message_tokens).collect();
+        Self { messages, tokens }
+    }
+
+    /// Adds a message at the end.
+    pub(crate) fn push(&mut self, message: Message) {
+        self.tokens.push(message_tokens(&message));
+        self.messages.push(message);
+    }
+
+    /// The estimated tokens of the messages from `from` on.
+    pub(crate) fn tokens_from(&self, from: usize) -> u64 {
+        self.tokens
+            .get(from..)
+            .map_or(0, |tokens| tokens.iter().sum())
+    }
+
+    /// Where the kept part starts within `budget` (see [`kept_from`]).
+    pub(crate) fn kept_from(&self, budget: u64) -> usize {
+        kept_from_sized(&self.messages, &self.tokens, budget)
+    }
+
+    /// The summary, then the messages from `from` on (see [`compacted`]); the kept messages keep
+    /// their estimates.
+    pub(crate) fn compact(&mut self, summary: &str, from: usize) {
+        let from = from.min(self.messages.len());
+        let summary = summary_message(summary);
+        let mut tokens = vec![message_tokens(&summary)];
+        tokens.extend_from_slice(&self.tokens[from..]);
+        self.messages = compacted_from(summary, &self.messages, from);
+        self.tokens = tokens;
+    }
+
+    /// Empties the conversation.
+    pub(crate) fn clear(&mut self) {
+        self.messages.clear();
+        self.tokens.clear();
+    }
+}
+
+impl std::ops::Deref for History {
+    type Target = [Message];
+
+    fn deref(&self) -> &[Message] {
+        &self.messages
+    }
+}
+
 /// The conversation after a compaction: the summary, then the kept messages.
 pub fn compacted(summary: &str, messages: &[Message], kept_from: usize) -> Vec<Message> {
-    let mut next = Vec::with_capacity(messages.len() - kept_from.min(messages.len()) + 1);
-    next.push(summary_message(summary));
-    next.extend_from_slice(&messages[kept_from.min(messages.len())..]);
+    compacted_from(summary_message(summary), messages, kept_from)
+}
+
+fn compacted_from(summary: Message, messages: &[Message], kept_from: usize) -> Vec<Message> {
+    let kept_from = kept_from.min(messages.len());
+    let mut next = Vec::with_capacity(messages.len() - kept_from + 1);
+    next.push(summary);
+    next.extend_from_slice(&messages[kept_from..]);
     next
 }
 
@@ -277,5 +347,23 @@ mod tests {
                 .text()
                 .ends_with("keep in particular: the API design")
         );
+    }
+
+    #[test]
+    fn a_history_keeps_each_estimate_through_pushes_and_a_compaction() {
+        let texts = ["one", "a longer second message", "three", "four, the last"];
+        let mut history = History::new(texts[..2].iter().map(|t| Message::user_text(*t)).collect());
+        for text in &texts[2..] {
+            history.push(Message::user_text(*text));
+        }
+        assert_eq!(history.tokens_from(0), estimate_tokens(&history));
+        assert_eq!(history.tokens_from(2), estimate_tokens(&history[2..]));
+        assert_eq!(history.tokens_from(9), 0);
+        history.compact("what happened", 2);
+        assert_eq!(history.len(), 3);
+        assert_eq!(history.tokens_from(0), estimate_tokens(&history));
+        assert_eq!(history.kept_from(u64::MAX), kept_from(&history, u64::MAX));
+        history.clear();
+        assert_eq!(history.tokens_from(0), 0);
     }
 }

@@ -47,6 +47,11 @@ pub struct ToolOptions {
     pub embeddings: Option<PathBuf>,
     /// Where the tools' embeddings are kept between sessions.
     pub embeddings_cache: Option<PathBuf>,
+    /// Leave the built-in tools out (`mcp serve --no-builtins`: a gateway to MCP servers only).
+    pub no_builtins: bool,
+    /// Skills' `allowed-tools` grant nothing (`mcp serve`: a grant lasts for the rest of a turn,
+    /// and a gateway's clients have no turns, and over HTTP share one process).
+    pub no_skill_grants: bool,
 }
 
 /// The tools of one session, wired together.
@@ -302,7 +307,9 @@ impl ToolRuntime {
         for root in &options.extra_roots {
             builtins = builtins.allowed_root(root);
         }
-        builtins.register_all(&registry)?;
+        if !options.no_builtins {
+            builtins.register_all(&registry)?;
+        }
         let skills = register_skills(cwd, &registry, &permissions, options)?;
         let pool_config = pool_config(settings, options)?;
         let pool = ToolPool::new(Arc::clone(&registry), pool_config.clone())?;
@@ -464,7 +471,11 @@ fn register_skills(
     let paths = Paths::new(cwd, &|name| std::env::var(name).ok());
     let set = crate::skills::load_set(&paths, cwd);
     let trusted = options.trusted_skills.clone();
-    let skills = Arc::new(crate::skills::session(set, trusted, permissions));
+    let skills = Arc::new(if options.no_skill_grants {
+        SkillSession::new(Arc::new(set))
+    } else {
+        crate::skills::session(set, trusted, permissions)
+    });
     if !skills.set().is_empty() {
         registry.register(SkillTool::new(Arc::clone(&skills)))?;
     }

@@ -111,7 +111,8 @@ pub struct Settings {
     /// The share of the context window past which the conversation is compacted (0.85).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compact_threshold: Option<f64>,
-    /// The most output tokens per model request (8192).
+    /// The most output tokens per model request (default: the model's own limit from the table of
+    /// known models, else 8192).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     /// Extended thinking: `"off"` (the default), `"adaptive"`, or a budget in tokens (1024 or

@@ -73,7 +73,7 @@ pub fn session(
 
 /// The characters the skill listing may take: a share of a context window of `tokens`.
 pub(crate) fn listing_budget(tokens: usize) -> usize {
-    tokens.saturating_mul(crate::compaction::BYTES_PER_TOKEN) / 100 * LISTING_SHARE_PERCENT
+    tool_pool::CharEstimate::budget_chars(tokens) / 100 * LISTING_SHARE_PERCENT
 }
 
 /// The note added to a user's message for the skills suggested for it.

@@ -257,6 +257,80 @@ fn close_dangling_tool_calls(messages: &[Message]) -> Option<Message> {
     })
 }
 
+/// A session started in a folder, as `--resume` without an id lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentSession {
+    /// The session's id.
+    pub id: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// When it last changed.
+    pub modified: SystemTime,
+    /// Its first prompt's first line (empty when it has none).
+    pub first_prompt: String,
+}
+
+/// The sessions under `dir` started in `cwd`, newest first, at most `limit`.
+pub fn recent(dir: &Path, cwd: &Path, limit: usize) -> anyhow::Result<Vec<RecentSession>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let cwd = cwd.to_string_lossy();
+    let mut found = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        let mut lines = BufReader::new(file).lines().map_while(Result::ok);
+        let Some(Ok(Entry::Meta { id, cwd: c, .. })) = lines.next().map(|l| parse_line(&l)) else {
+            continue;
+        };
+        if c != cwd {
+            continue;
+        }
+        let first_prompt = lines
+            .filter_map(|line| match parse_line(&line) {
+                Ok(Entry::Message { message }) if message.role == Role::User => {
+                    Some(message.text())
+                }
+                _ => None,
+            })
+            .find(|text| !text.trim().is_empty())
+            .and_then(|text| {
+                text.lines()
+                    .find(|l| !l.trim().is_empty())
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
+        let modified = std::fs::metadata(&path)?.modified()?;
+        found.push(RecentSession {
+            id,
+            path,
+            modified,
+            first_prompt,
+        });
+    }
+    found.sort_by(|a, b| (b.modified, &b.path).cmp(&(a.modified, &a.path)));
+    found.truncate(limit);
+    Ok(found)
+}
+
+/// How long ago `time` was, as a person says it ("3 minutes ago").
+pub fn ago(time: SystemTime, now: SystemTime) -> String {
+    let seconds = now.duration_since(time).map_or(0, |d| d.as_secs());
+    let (n, unit) = match seconds {
+        0..60 => return "just now".to_owned(),
+        60..3_600 => (seconds / 60, "minute"),
+        3_600..86_400 => (seconds / 3_600, "hour"),
+        _ => (seconds / 86_400, "day"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+}
+
 /// The newest session under `dir` started in `cwd`, for `--continue`.
 pub fn latest(dir: &Path, cwd: &Path) -> anyhow::Result<Option<PathBuf>> {
     let Ok(entries) = std::fs::read_dir(dir) else {

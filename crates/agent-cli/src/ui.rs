@@ -1,26 +1,36 @@
-//! The terminal side: permission prompts, tool status lines, diffs.
+//! The interactive terminal as a front end: the answer (rendered as markdown on a terminal),
+//! live lines for the running tools and a spinner, permission questions (a menu on a terminal),
+//! and the status lines of compactions and MCP servers.
+//!
+//! On a terminal whose output is coloured (see [`colour`]) the answer is rendered as it streams
+//! and the live lines move; otherwise (a pipe, `NO_COLOR`) text is printed as it arrives and
+//! each event is a plain line, as a log or a test reads it.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
-use tokio::sync::Mutex;
 
-use tool_core::{ExecutionEvent, PermissionRequest, PromptAnswer, RuleScope};
+use tool_core::{PermissionRequest, PromptAnswer, RuleScope};
 
 use crate::agent::AgentEvent;
 use crate::frontend::FrontEnd;
+use crate::input::Input;
+use crate::live::Live;
+use crate::menu::Choice;
 use crate::settings::Paths;
 
-/// Standard input's lines, shared by the conversation prompt and permission prompts.
-pub type InputLines = Arc<Mutex<Lines<BufReader<Stdin>>>>;
+pub use crate::tool_lines::{colour, print_event};
 
-/// Opens standard input for line reading.
-pub fn input_lines() -> InputLines {
-    Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()))
+/// Standard input, shared by the conversation's prompt and the questions asked during a turn.
+pub type InputLines = Arc<Input>;
+
+/// Opens standard input: the line editor on a terminal (its history kept in the user directory
+/// of `paths`), plain lines otherwise.
+pub fn input_lines(paths: &Paths, cwd: &std::path::Path) -> InputLines {
+    crate::input::open(paths, cwd)
 }
 
 /// The interactive terminal as a front end: streamed text on standard output; tool progress,
@@ -29,10 +39,14 @@ pub struct Terminal {
     input: InputLines,
     paths: Paths,
     project: PathBuf,
+    /// The rendered, live terminal; `None` for plain output.
+    live: Option<Live>,
     /// Streamed text stopped mid-line: a status line must start on a line of its own.
     mid_line: AtomicBool,
     /// The model is thinking, and that has been shown.
     thinking: AtomicBool,
+    /// One question at a time: calls running side by side may each need one.
+    asking: tokio::sync::Mutex<()>,
 }
 
 impl Terminal {
@@ -44,8 +58,32 @@ impl Terminal {
             input,
             paths,
             project,
+            live: colour().then(|| Live::new(crate::live::width())),
             mid_line: AtomicBool::new(false),
             thinking: AtomicBool::new(false),
+            asking: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// A turn starts: on a terminal the spinner runs until [`Terminal::end_turn`].
+    pub fn start_turn(&self) {
+        if let Some(live) = &self.live {
+            live.start_turn();
+        }
+    }
+
+    /// The turn ended: the rest of the answer is printed and the live lines go.
+    pub fn end_turn(&self) {
+        if let Some(live) = &self.live {
+            live.end_turn();
+        }
+    }
+
+    /// A note on a line of its own (above the live lines on a terminal).
+    pub fn notice(&self, line: &str) {
+        match &self.live {
+            Some(live) => live.note(line),
+            None => eprintln!("\n{line}"),
         }
     }
 
@@ -54,6 +92,160 @@ impl Terminal {
             println!();
         }
     }
+
+    /// A line on standard error, above the live lines when there are some.
+    fn note(&self, line: &str) {
+        match &self.live {
+            Some(live) => live.note(line),
+            None => {
+                self.end_line();
+                eprintln!("{line}");
+            }
+        }
+    }
+
+    /// An event on plain output: text as it comes, everything else a line.
+    fn plain_event(&self, event: AgentEvent) {
+        match event {
+            AgentEvent::Thinking { .. } => {
+                if !self.thinking.swap(true, Ordering::Relaxed) {
+                    self.end_line();
+                    eprintln!("✻ thinking…");
+                }
+            }
+            AgentEvent::Text { text } => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                self.mid_line
+                    .store(!text.ends_with('\n'), Ordering::Relaxed);
+            }
+            AgentEvent::Tool { event } => {
+                self.end_line();
+                print_event(&event);
+            }
+            AgentEvent::ToolResult { name, result } => {
+                self.end_line();
+                crate::tool_lines::print_result(&name, &result);
+            }
+            other => self.status_event(&other),
+        }
+    }
+
+    /// Retries and compactions: a line each.
+    fn status_event(&self, event: &AgentEvent) {
+        match event {
+            AgentEvent::Retrying { attempt, reason } => {
+                self.note(&format!("  (retrying, attempt {attempt}: {reason})"))
+            }
+            AgentEvent::Compacted { .. } => self.note(&format!("  {}", compaction_text(event))),
+            AgentEvent::CompactionFailed { reason } => self.note(&format!(
+                "  (the conversation could not be compacted: {reason})"
+            )),
+            _ => {}
+        }
+    }
+
+    /// The question as a menu of the answers, picked with the keyboard.
+    async fn ask_menu(&self, request: &PermissionRequest) -> PromptAnswer {
+        let header = permission_header(request, self.live.is_some());
+        let rule = request.suggested_rule.to_string();
+        let choices = permission_choices(&rule);
+        let coloured = self.live.is_some();
+        if let Some(live) = &self.live {
+            live.pause();
+        }
+        let picked =
+            tokio::task::spawn_blocking(move || crate::menu::choose(&header, &choices, coloured))
+                .await;
+        let answer = match picked {
+            Ok(Ok(Some(picked))) => self.answer(request, ['y', 'a', 'p', 'n'][picked]).await,
+            // Declined, or the terminal failed us: the safe answer is no.
+            _ => PromptAnswer::Deny { feedback: None },
+        };
+        if let Some(live) = &self.live {
+            live.resume();
+        }
+        answer
+    }
+
+    /// The answer for a letter; "n" asks what to do instead.
+    async fn answer(&self, request: &PermissionRequest, key: char) -> PromptAnswer {
+        match key {
+            'y' => PromptAnswer::AllowOnce,
+            'a' => PromptAnswer::AllowAlways {
+                rule: request.suggested_rule.clone(),
+                scope: RuleScope::Session,
+            },
+            'p' => self.keep_for_project(request),
+            _ => {
+                let feedback = self
+                    .input
+                    .line("  What should it do instead? (Enter to just decline) ")
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|f| f.trim().to_owned())
+                    .filter(|f| !f.is_empty());
+                PromptAnswer::Deny { feedback }
+            }
+        }
+    }
+
+    fn keep_for_project(&self, request: &PermissionRequest) -> PromptAnswer {
+        let rule = &request.suggested_rule;
+        match crate::trust::keep_project_rule(&self.paths, &self.project, rule) {
+            Ok(path) => eprintln!(
+                "  `{rule}` is allowed in this project from now on (kept in {})",
+                path.display()
+            ),
+            Err(err) => eprintln!(
+                "  `{rule}` is allowed for this session only: it could not be kept for this project: {err:#}"
+            ),
+        }
+        PromptAnswer::AllowAlways {
+            rule: request.suggested_rule.clone(),
+            scope: RuleScope::Project,
+        }
+    }
+
+    /// The question as a line of text, answered with a letter (a pipe, or no terminal).
+    async fn ask_line(&self, request: &PermissionRequest) -> PromptAnswer {
+        loop {
+            let line = match self.input.line(&prompt_text(request)).await {
+                Ok(Some(line)) => line,
+                // End of input: nobody can answer, so the safe answer is no.
+                _ => return PromptAnswer::Deny { feedback: None },
+            };
+            let answer = line.trim();
+            let (key, rest) = answer.split_at(answer.chars().next().map_or(0, char::len_utf8));
+            match key.to_ascii_lowercase().as_str() {
+                "y" => return PromptAnswer::AllowOnce,
+                "a" => return self.answer(request, 'a').await,
+                "p" => return self.keep_for_project(request),
+                "n" => {
+                    let feedback = rest.trim();
+                    return PromptAnswer::Deny {
+                        feedback: (!feedback.is_empty()).then(|| feedback.to_owned()),
+                    };
+                }
+                _ => eprintln!("  answer y, a, p or n"),
+            }
+        }
+    }
+}
+
+/// A menu of `labels` under `header`, picked with the arrow keys and Enter or a label's number;
+/// `None` when the user declined. Standard input and error must be a terminal.
+pub fn pick(header: &[String], labels: &[String]) -> std::io::Result<Option<usize>> {
+    let choices: Vec<Choice> = labels
+        .iter()
+        .zip('1'..='9')
+        .map(|(label, key)| Choice {
+            key,
+            label: label.clone(),
+        })
+        .collect();
+    crate::menu::choose(header, &choices, colour())
 }
 
 /// The trust prompt: what the folder's own files would enable, each on a line.
@@ -81,45 +273,89 @@ pub(crate) fn prompt_text(request: &PermissionRequest) -> String {
     )
 }
 
+/// The most lines of an edit or a command shown above a permission menu.
+const PREVIEW_LINES: usize = 12;
+
+/// The lines above a permission menu: what the call does (the command for a shell, the change
+/// for an edit, the start of a file to be written) and why it asks.
+pub(crate) fn permission_header(request: &PermissionRequest, coloured: bool) -> Vec<String> {
+    let what = request
+        .activity
+        .clone()
+        .unwrap_or_else(|| format!("{} {}", request.tool, request.input));
+    let mut lines = vec![String::new(), format!("╭─ Permission needed: {what}")];
+    let text = |key: &str| request.input.get(key).and_then(serde_json::Value::as_str);
+    let (red, green, reset) = if coloured {
+        ("\x1b[31m", "\x1b[32m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    let mut preview = Vec::new();
+    match request.tool.as_str() {
+        "shell" | "bash" => {
+            if let Some(command) = text("command") {
+                preview.extend(command.lines().map(|l| format!("$ {l}")));
+            }
+        }
+        "edit_file" => {
+            for line in text("old_string").unwrap_or("").lines() {
+                preview.push(format!("{red}- {line}{reset}"));
+            }
+            for line in text("new_string").unwrap_or("").lines() {
+                preview.push(format!("{green}+ {line}{reset}"));
+            }
+        }
+        "write_file" => {
+            for line in text("content").unwrap_or("").lines() {
+                preview.push(format!("{green}+ {line}{reset}"));
+            }
+        }
+        _ => {}
+    }
+    let more = preview.len().saturating_sub(PREVIEW_LINES);
+    lines.extend(
+        preview
+            .into_iter()
+            .take(PREVIEW_LINES)
+            .map(|l| format!("│  {l}")),
+    );
+    if more > 0 {
+        lines.push(format!("│  … {more} more lines"));
+    }
+    lines.push(format!("│  {}", request.reason));
+    lines
+}
+
+/// The answers of a permission menu, naming the rule that "always" adds.
+pub(crate) fn permission_choices(rule: &str) -> Vec<Choice> {
+    let choice = |key, label: String| Choice { key, label };
+    vec![
+        choice('y', "Yes, this once".to_owned()),
+        choice('a', format!("Yes, and allow `{rule}` for this session")),
+        choice(
+            'p',
+            format!("Yes, and allow `{rule}` in this project from now on"),
+        ),
+        choice('n', "No, and say what to do instead".to_owned()),
+    ]
+}
+
 #[async_trait]
 impl FrontEnd for Terminal {
     fn event(&self, event: AgentEvent) {
         if !matches!(event, AgentEvent::Thinking { .. }) {
             self.thinking.store(false, Ordering::Relaxed);
         }
+        let Some(live) = &self.live else {
+            return self.plain_event(event);
+        };
         match event {
-            AgentEvent::Thinking { .. } => {
-                if !self.thinking.swap(true, Ordering::Relaxed) {
-                    self.end_line();
-                    eprintln!("✻ thinking…");
-                }
-            }
-            AgentEvent::Text { text } => {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-                self.mid_line
-                    .store(!text.ends_with('\n'), Ordering::Relaxed);
-            }
-            AgentEvent::Tool { event } => {
-                self.end_line();
-                print_event(&event);
-            }
-            AgentEvent::ToolResult { name, result } => {
-                self.end_line();
-                print_result(&name, &result);
-            }
-            AgentEvent::Retrying { attempt, reason } => {
-                eprintln!("  (retrying, attempt {attempt}: {reason})")
-            }
-            AgentEvent::Compacted { .. } => {
-                self.end_line();
-                eprintln!("  {}", compaction_text(&event));
-            }
-            AgentEvent::CompactionFailed { reason } => {
-                self.end_line();
-                eprintln!("  (the conversation could not be compacted: {reason})");
-            }
-            AgentEvent::Message { .. } | AgentEvent::Usage { .. } => {}
+            AgentEvent::Thinking { text } => live.thinking(&text),
+            AgentEvent::Text { text } => live.text(&text),
+            AgentEvent::Tool { event } => live.tool(&event),
+            AgentEvent::ToolResult { name, result } => live.result(&name, &result),
+            AgentEvent::Usage { usage, .. } => live.tokens(usage.output_tokens),
+            other => self.status_event(&other),
         }
     }
 
@@ -128,152 +364,13 @@ impl FrontEnd for Terminal {
     }
 
     async fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
-        let mut input = self.input.lock().await;
-        loop {
-            eprint!("{}", prompt_text(request));
-            let _ = std::io::stderr().flush();
-            let line = match input.next_line().await {
-                Ok(Some(line)) => line,
-                // End of input: nobody can answer, so the safe answer is no.
-                _ => return PromptAnswer::Deny { feedback: None },
-            };
-            let answer = line.trim();
-            let (key, rest) = answer.split_at(answer.chars().next().map_or(0, char::len_utf8));
-            match key.to_ascii_lowercase().as_str() {
-                "y" => return PromptAnswer::AllowOnce,
-                "a" => {
-                    return PromptAnswer::AllowAlways {
-                        rule: request.suggested_rule.clone(),
-                        scope: RuleScope::Session,
-                    };
-                }
-                "p" => {
-                    let rule = &request.suggested_rule;
-                    match crate::trust::keep_project_rule(&self.paths, &self.project, rule) {
-                        Ok(path) => eprintln!(
-                            "  `{rule}` is allowed in this project from now on (kept in {})",
-                            path.display()
-                        ),
-                        Err(err) => eprintln!(
-                            "  `{rule}` is allowed for this session only: it could not be kept for this project: {err:#}"
-                        ),
-                    }
-                    return PromptAnswer::AllowAlways {
-                        rule: request.suggested_rule.clone(),
-                        scope: RuleScope::Project,
-                    };
-                }
-                "n" => {
-                    let feedback = rest.trim();
-                    return PromptAnswer::Deny {
-                        feedback: (!feedback.is_empty()).then(|| feedback.to_owned()),
-                    };
-                }
-                _ => eprintln!("  answer y, a, p or n"),
-            }
-        }
-    }
-}
-
-/// Prints execution events as status lines on standard error.
-pub fn print_event(event: &ExecutionEvent) {
-    match event {
-        ExecutionEvent::Started { tool, activity, .. } => {
-            let text = activity
-                .clone()
-                .unwrap_or_else(|| format!("Running {tool}"));
-            eprintln!("⏺ {text}");
-        }
-        ExecutionEvent::Progress {
-            message,
-            progress,
-            total,
-            ..
-        } => match (progress, total) {
-            (Some(p), Some(t)) => eprintln!("  ⎿ {message} ({p}/{t})"),
-            _ => eprintln!("  ⎿ {message}"),
-        },
-        ExecutionEvent::Finished { .. } => {}
-    }
-}
-
-/// Prints a finished call for the user: edits show their diff, errors their message, anything
-/// else a one-line summary.
-/// The most lines of a failed call's reason shown, and the most characters of each.
-const FAILURE_LINES: usize = 4;
-const FAILURE_LINE_CHARS: usize = 160;
-
-/// A failed call as a person reads it: the reason's first lines (a schema error's fields and
-/// what they should be), each cut to a line of the terminal, and how much more there was.
-fn failure_lines(name: &str, text: &str) -> Vec<String> {
-    let reason: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let mut lines = Vec::new();
-    for (i, line) in reason.iter().take(FAILURE_LINES).enumerate() {
-        let (cut, more) = tool_core::head_chars(line.trim_end(), FAILURE_LINE_CHARS);
-        let cut = if more > 0 {
-            format!("{cut}…")
+        let _one_at_a_time = self.asking.lock().await;
+        if self.input.is_terminal() && std::io::stderr().is_terminal() {
+            self.ask_menu(request).await
         } else {
-            cut.to_owned()
-        };
-        lines.push(if i == 0 {
-            format!("  ⎿ {name} failed: {cut}")
-        } else {
-            format!("    {cut}")
-        });
-    }
-    if lines.is_empty() {
-        lines.push(format!("  ⎿ {name} failed"));
-    }
-    if reason.len() > FAILURE_LINES {
-        lines.push(format!("    … {} more lines", reason.len() - FAILURE_LINES));
-    }
-    lines
-}
-
-pub(crate) fn print_result(name: &str, result: &tool_core::ToolResult) {
-    let text = result.text();
-    if result.is_error {
-        for line in failure_lines(name, &text) {
-            eprintln!("{line}");
+            self.ask_line(request).await
         }
-    } else if name == "edit_file" || name == "write_file" {
-        let colour_on = colour();
-        for line in text.lines() {
-            let colour = if !colour_on {
-                ""
-            } else if line.starts_with('+') && !line.starts_with("+++") {
-                "\x1b[32m"
-            } else if line.starts_with('-') && !line.starts_with("---") {
-                "\x1b[31m"
-            } else {
-                ""
-            };
-            let reset = if colour.is_empty() { "" } else { "\x1b[0m" };
-            eprintln!("  {colour}{line}{reset}");
-        }
-    } else {
-        let lines = text.lines().count();
-        let first: String = text
-            .lines()
-            .next()
-            .unwrap_or("(no output)")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        eprintln!(
-            "  ⎿ {} ({lines} lines)",
-            tool_core::head_chars(&first, 100).0
-        );
     }
-}
-
-/// Whether to colour what goes to the terminal: only when both standard output and standard
-/// error are terminals and `NO_COLOR` is unset or empty (<https://no-color.org>).
-pub fn colour() -> bool {
-    use std::io::IsTerminal as _;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::io::stdout().is_terminal()
-        && std::io::stderr().is_terminal()
 }
 
 /// The status line of a compaction.
@@ -313,6 +410,7 @@ pub fn mcp_state_text(state: &tool_mcp::ServerState) -> String {
 /// goes away: servers connect in the background, and the user should see when their tools arrive
 /// or leave.
 pub async fn report_mcp_states(
+    terminal: Arc<Terminal>,
     mut states: tokio::sync::watch::Receiver<
         std::collections::BTreeMap<String, tool_mcp::ServerState>,
     >,
@@ -324,31 +422,9 @@ pub async fn report_mcp_states(
             if seen.get(server) != Some(state)
                 && !matches!(state, tool_mcp::ServerState::Connecting)
             {
-                eprintln!("  mcp: {server} {}", mcp_state_text(state));
+                terminal.note(&format!("  mcp: {server} {}", mcp_state_text(state)));
             }
         }
         seen = now;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_call_shows_its_reason_not_just_its_first_line() {
-        let schema = "the input to read_file does not match its schema:\n- at `/path`: 42 is not of type \"string\"\n- at the input: \"limit\" is a required property\nFix these and call the tool again";
-        insta::assert_snapshot!(failure_lines("read_file", schema).join("\n"), @r#"
-          ⎿ read_file failed: the input to read_file does not match its schema:
-            - at `/path`: 42 is not of type "string"
-            - at the input: "limit" is a required property
-            Fix these and call the tool again
-        "#);
-        let long = format!("{}\n\nb\nc\nd\ne", "a".repeat(300));
-        let lines = failure_lines("shell", &long);
-        assert_eq!(lines.len(), 5, "{lines:?}");
-        assert!(lines[0].ends_with('…'));
-        assert_eq!(lines[4], "    … 1 more lines");
-        assert_eq!(failure_lines("grep", ""), ["  ⎿ grep failed"]);
     }
 }

@@ -53,42 +53,105 @@ impl Price {
     }
 }
 
-/// One known model family: its name prefix, context window and price.
+/// One known model family: its name prefix, context window, most output tokens and price.
 struct Known {
     prefix: &'static str,
     window: u64,
+    max_output: u32,
     price: Price,
 }
 
-/// The models whose window and price are known, matched by the longest name prefix. Prices are
+/// The models whose window, output limit and price are known, matched by the longest name prefix. Prices are
 /// the providers' list prices per million tokens; a `prices` setting overrides them.
 const KNOWN: &[Known] = &[
-    known("claude-opus-4-5", 200_000, Price::new(5.0, 25.0, 0.5, 6.25)),
-    known("claude-opus-4", 200_000, Price::new(15.0, 75.0, 1.5, 18.75)),
-    known("claude-sonnet-4", 200_000, Price::new(3.0, 15.0, 0.3, 3.75)),
+    known(
+        "claude-opus-4-5",
+        200_000,
+        64_000,
+        Price::new(5.0, 25.0, 0.5, 6.25),
+    ),
+    known(
+        "claude-opus-4",
+        200_000,
+        32_000,
+        Price::new(15.0, 75.0, 1.5, 18.75),
+    ),
+    known(
+        "claude-sonnet-4",
+        200_000,
+        64_000,
+        Price::new(3.0, 15.0, 0.3, 3.75),
+    ),
     known(
         "claude-3-7-sonnet",
         200_000,
+        64_000,
         Price::new(3.0, 15.0, 0.3, 3.75),
     ),
-    known("claude-haiku-4-5", 200_000, Price::new(1.0, 5.0, 0.1, 1.25)),
-    known("claude-3-5-haiku", 200_000, Price::new(0.8, 4.0, 0.08, 1.0)),
-    known("gpt-5-mini", 400_000, Price::new(0.25, 2.0, 0.025, 0.0)),
-    known("gpt-5-nano", 400_000, Price::new(0.05, 0.4, 0.005, 0.0)),
-    known("gpt-5", 400_000, Price::new(1.25, 10.0, 0.125, 0.0)),
-    known("gpt-4.1-mini", 1_047_576, Price::new(0.4, 1.6, 0.1, 0.0)),
-    known("gpt-4.1-nano", 1_047_576, Price::new(0.1, 0.4, 0.025, 0.0)),
-    known("gpt-4.1", 1_047_576, Price::new(2.0, 8.0, 0.5, 0.0)),
-    known("gpt-4o-mini", 128_000, Price::new(0.15, 0.6, 0.075, 0.0)),
-    known("gpt-4o", 128_000, Price::new(2.5, 10.0, 1.25, 0.0)),
-    known("o4-mini", 200_000, Price::new(1.1, 4.4, 0.275, 0.0)),
-    known("o3", 200_000, Price::new(2.0, 8.0, 0.5, 0.0)),
+    known(
+        "claude-haiku-4-5",
+        200_000,
+        64_000,
+        Price::new(1.0, 5.0, 0.1, 1.25),
+    ),
+    known(
+        "claude-3-5-haiku",
+        200_000,
+        8_192,
+        Price::new(0.8, 4.0, 0.08, 1.0),
+    ),
+    known(
+        "gpt-5-mini",
+        400_000,
+        128_000,
+        Price::new(0.25, 2.0, 0.025, 0.0),
+    ),
+    known(
+        "gpt-5-nano",
+        400_000,
+        128_000,
+        Price::new(0.05, 0.4, 0.005, 0.0),
+    ),
+    known(
+        "gpt-5",
+        400_000,
+        128_000,
+        Price::new(1.25, 10.0, 0.125, 0.0),
+    ),
+    known(
+        "gpt-4.1-mini",
+        1_047_576,
+        32_768,
+        Price::new(0.4, 1.6, 0.1, 0.0),
+    ),
+    known(
+        "gpt-4.1-nano",
+        1_047_576,
+        32_768,
+        Price::new(0.1, 0.4, 0.025, 0.0),
+    ),
+    known("gpt-4.1", 1_047_576, 32_768, Price::new(2.0, 8.0, 0.5, 0.0)),
+    known(
+        "gpt-4o-mini",
+        128_000,
+        16_384,
+        Price::new(0.15, 0.6, 0.075, 0.0),
+    ),
+    known("gpt-4o", 128_000, 16_384, Price::new(2.5, 10.0, 1.25, 0.0)),
+    known(
+        "o4-mini",
+        200_000,
+        100_000,
+        Price::new(1.1, 4.4, 0.275, 0.0),
+    ),
+    known("o3", 200_000, 100_000, Price::new(2.0, 8.0, 0.5, 0.0)),
 ];
 
-const fn known(prefix: &'static str, window: u64, price: Price) -> Known {
+const fn known(prefix: &'static str, window: u64, max_output: u32, price: Price) -> Known {
     Known {
         prefix,
         window,
+        max_output,
         price,
     }
 }
@@ -111,6 +174,11 @@ pub fn context_window(model: &str, setting: Option<usize>) -> u64 {
         .map(|w| w as u64)
         .or_else(|| known_model(model).map(|k| k.window))
         .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+}
+
+/// The most output tokens `model` may produce in one answer, when the table knows it.
+pub fn max_output_tokens(model: &str) -> Option<u32> {
+    known_model(model).map(|k| k.max_output)
 }
 
 /// The price of `model`: from `overrides` (the `prices` setting, keyed by model name or name

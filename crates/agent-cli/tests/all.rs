@@ -31,5 +31,7 @@ mod sessions;
 mod skills;
 #[path = "all/subagents.rs"]
 mod subagents;
+#[path = "all/terminal.rs"]
+mod terminal;
 #[path = "all/trust.rs"]
 mod trust;

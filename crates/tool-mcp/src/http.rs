@@ -12,13 +12,13 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tower_service::Service as _;
 
 use crate::error::McpError;
-use crate::server::ToolServer;
 
 /// The path clients post to.
 pub const MCP_PATH: &str = "/mcp";
@@ -26,18 +26,21 @@ pub const MCP_PATH: &str = "/mcp";
 type Body = BoxBody<Bytes, Infallible>;
 
 /// What answers each HTTP request: the token check, then rmcp's streamable HTTP service.
-struct Gate {
+struct Gate<S: ServerHandler> {
     token: Option<String>,
-    service: StreamableHttpService<ToolServer, NeverSessionManager>,
+    service: StreamableHttpService<S, NeverSessionManager>,
 }
 
 /// Serves `handler` to every client that connects to `listener`, until the process ends. Each
 /// connection runs on its own task, so a slow call never holds up another client.
-pub(crate) async fn serve(
-    handler: ToolServer,
+pub(crate) async fn serve<S>(
+    handler: S,
     listener: TcpListener,
     token: Option<String>,
-) -> Result<(), McpError> {
+) -> Result<(), McpError>
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
     let local = listener
         .local_addr()
         .map_err(|err| McpError::Serve(err.to_string()))?;
@@ -78,7 +81,7 @@ pub(crate) async fn serve(
     }
 }
 
-impl Gate {
+impl<S: ServerHandler + Send + 'static> Gate<S> {
     async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
         if request.uri().path() != MCP_PATH {
             return text(

@@ -24,6 +24,33 @@ pub(crate) struct ToolServer {
     name: String,
     listing: Option<Listing>,
     changes: Option<watch::Receiver<()>>,
+    /// Signalled after each call this server answered.
+    calls: Arc<watch::Sender<()>>,
+}
+
+/// What may change a server's list: upstream changes, and its own calls.
+struct ListWatch {
+    changes: Option<watch::Receiver<()>>,
+    calls: watch::Receiver<()>,
+}
+
+impl ListWatch {
+    /// Waits for the next signal that the list may have changed; `false` once none can come.
+    async fn changed(&mut self) -> bool {
+        loop {
+            let Some(changes) = &mut self.changes else {
+                return self.calls.changed().await.is_ok();
+            };
+            tokio::select! {
+                changed = changes.changed() => match changed {
+                    Ok(()) => return true,
+                    // Upstream has nothing more to say; the calls still may.
+                    Err(_) => self.changes = None,
+                },
+                changed = self.calls.changed() => return changed.is_ok(),
+            }
+        }
+    }
 }
 
 /// Which tools a server lists, asked at each `tools/list` (every tool stays callable): a tool
@@ -46,7 +73,17 @@ impl ToolServer {
             name: name.into(),
             listing: None,
             changes: None,
+            calls: Arc::new(watch::channel(()).0),
         }
+    }
+
+    /// What to watch for changes to announce; `None` when this server announces none.
+    fn watch(&self) -> Option<ListWatch> {
+        let changes = self.changes.clone()?;
+        Some(ListWatch {
+            changes: Some(changes),
+            calls: self.calls.subscribe(),
+        })
     }
 
     /// What `tools/list` answers now: each enabled tool's entry.
@@ -134,14 +171,14 @@ impl ServerHandler for ToolServer {
     /// With changes to announce, watches them for this client: each time what `tools/list` would
     /// answer differs from what it answered last, the client gets `notifications/tools/list_changed`.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let Some(mut changes) = self.changes.clone() else {
+        let Some(mut watch) = self.watch() else {
             return;
         };
         let server = self.clone();
         let peer = context.peer;
         let mut seen = server.entries();
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
+            while watch.changed().await {
                 let now = server.entries();
                 if now == seen {
                     continue;
@@ -167,7 +204,7 @@ impl ServerHandler for ToolServer {
     /// One `subscriptions/listen` stream: `notifications/tools/list_changed` each time what
     /// `tools/list` would answer has changed, until the client cancels it.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let Some(mut changes) = self.changes.clone() else {
+        let Some(mut watch) = self.watch() else {
             context.cancelled().await;
             return Ok(());
         };
@@ -175,8 +212,8 @@ impl ServerHandler for ToolServer {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() {
+                changed = watch.changed() => {
+                    if !changed {
                         // Nothing will change any more: keep the stream open until the client
                         // ends it.
                         context.cancelled().await;
@@ -237,6 +274,9 @@ impl ServerHandler for ToolServer {
             .executor
             .execute(call, context.ct.clone(), Some(events_tx));
         let (result, ()) = tokio::join!(run, forward);
+        // A call may change what this server lists (a search that activates the tools it
+        // found, say): the watchers look again.
+        self.calls.send_replace(());
         let mut mapped = result_to_mcp(&result);
         // rmcp strips `resultType` again for peers on protocol versions without it.
         mapped["resultType"] = json!("complete");

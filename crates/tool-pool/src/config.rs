@@ -36,7 +36,7 @@ pub struct PoolConfig {
     /// The model's context window in tokens (for `auto`, and the announcement's budget).
     pub context_window: usize,
     /// The most bytes the announcement of deferred tools lists names in (past it, one line per
-    /// MCP server); `None`: 2% of the context window, at 4 bytes per token.
+    /// MCP server); `None`: 2% of the context window, in [`crate::CharEstimate`]'s characters.
     pub announcement_budget: Option<usize>,
 }
 
@@ -44,7 +44,7 @@ impl PoolConfig {
     /// The announcement's budget in bytes.
     pub fn announcement_bytes(&self) -> usize {
         self.announcement_budget
-            .unwrap_or_else(|| self.context_window.saturating_mul(4) / 50)
+            .unwrap_or_else(|| crate::CharEstimate::budget_chars(self.context_window) / 50)
     }
 }
 

@@ -129,7 +129,25 @@ impl CharEstimate {
 
     /// The estimated token count of `text`.
     pub fn estimate(text: &str) -> usize {
-        (text.chars().count() as f64 / Self::CHARS_PER_TOKEN).ceil() as usize
+        Self::estimate_chars(text.chars().count())
+    }
+
+    /// The estimated token count of a text of `chars` characters.
+    pub fn estimate_chars(chars: usize) -> usize {
+        (chars as f64 / Self::CHARS_PER_TOKEN).ceil() as usize
+    }
+
+    /// Characters per token when a budget given as a share of the context window becomes a
+    /// number of characters (the skills listing's, the announcement's): four, as the reference
+    /// agents count a listing's budget. A budget converted at the estimate's 2.5 would shrink the
+    /// listings by more than a third for no better accuracy; this is a convention for room, not a
+    /// second estimate.
+    pub const BUDGET_CHARS_PER_TOKEN: usize = 4;
+
+    /// The characters a budget of `tokens` tokens allows (see
+    /// [`CharEstimate::BUDGET_CHARS_PER_TOKEN`]).
+    pub fn budget_chars(tokens: usize) -> usize {
+        tokens.saturating_mul(Self::BUDGET_CHARS_PER_TOKEN)
     }
 }
 

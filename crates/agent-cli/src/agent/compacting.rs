@@ -9,13 +9,9 @@ impl Agent {
     pub fn context_tokens(&self) -> u64 {
         match self.last_input {
             Some((tokens, sent)) if tokens > 0 && sent <= self.messages.len() => {
-                tokens + compaction::estimate_tokens(&self.messages[sent..])
+                tokens + self.messages.tokens_from(sent)
             }
-            _ => {
-                self.fixed_tokens().0
-                    + self.fixed_tokens().1
-                    + compaction::estimate_tokens(&self.messages)
-            }
+            _ => self.fixed_tokens().0 + self.fixed_tokens().1 + self.messages.tokens_from(0),
         }
     }
 
@@ -67,10 +63,8 @@ impl Agent {
             "there is nothing to compact yet: the conversation is empty"
         );
         let before = self.context_tokens();
-        let budget = self
-            .window
-            .keep_budget(compaction::estimate_tokens(&self.messages));
-        let from = compaction::kept_from(&self.messages, budget);
+        let budget = self.window.keep_budget(self.messages.tokens_from(0));
+        let from = self.messages.kept_from(budget);
         let (summary, usage) = self.summarize(keep, cancel).await?;
         report.add(&self.meter.record(&self.model, usage));
         self.front_end.event(AgentEvent::Usage {
@@ -79,7 +73,7 @@ impl Agent {
         });
         let kept = self.messages.len() - from;
         self.transcript.compaction(trigger, &summary, kept)?;
-        self.messages = compaction::compacted(&summary, &self.messages, from);
+        self.messages.compact(&summary, from);
         self.last_input = None;
         self.front_end.event(AgentEvent::Compacted {
             trigger,

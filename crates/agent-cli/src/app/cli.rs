@@ -60,8 +60,9 @@ pub(crate) struct RunArgs {
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub(crate) continue_: bool,
 
-    /// Resume the session with this id.
-    #[arg(short = 'r', long, value_name = "ID")]
+    /// Resume the session with this id; without one, pick from the recent sessions of this
+    /// directory.
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub(crate) resume: Option<String>,
 
     /// The most model requests in one turn.
@@ -223,6 +224,10 @@ pub(crate) enum McpCommand {
         /// and the project.
         #[arg(long, value_name = "FILE")]
         config: Option<std::path::PathBuf>,
+        /// Serve only the MCP servers' tools (with tool_search and execute_tool), none of the
+        /// built-in tools.
+        #[arg(long)]
+        no_builtins: bool,
     },
 }
 

@@ -49,6 +49,8 @@ impl Context {
             trusted_skills: self.trusted_skills.clone(),
             embeddings: args.embeddings.clone(),
             embeddings_cache: Some(self.paths.embeddings_cache()),
+            no_builtins: false,
+            no_skill_grants: false,
         }
     }
 
@@ -57,13 +59,22 @@ impl Context {
         args: &ToolArgs,
         front_end: Arc<dyn FrontEnd>,
     ) -> anyhow::Result<ToolRuntime> {
+        self.runtime_with(&self.tool_options(args), front_end)
+    }
+
+    /// [`Context::runtime`] with options already made from the flags.
+    pub(crate) fn runtime_with(
+        &self,
+        options: &ToolOptions,
+        front_end: Arc<dyn FrontEnd>,
+    ) -> anyhow::Result<ToolRuntime> {
         let id = "cli";
         ToolRuntime::build(
             &self.cwd,
             id,
             self.paths.sessions_dir().join(id),
             &self.settings,
-            &self.tool_options(args),
+            options,
             front_end,
         )
     }
@@ -104,7 +115,9 @@ pub(crate) fn open_session(
     args: &RunArgs,
 ) -> anyhow::Result<(Transcript, Vec<agent_cli::conversation::Message>)> {
     let sessions = ctx.paths.sessions_dir();
-    if let Some(id) = &args.resume {
+    if args.resume.as_deref() == Some("") {
+        Transcript::resume(&pick_session(ctx)?)
+    } else if let Some(id) = &args.resume {
         Transcript::resume(&transcript::by_id(&sessions, id)?)
     } else if args.continue_ {
         let path = transcript::latest(&sessions, &ctx.cwd)?
@@ -115,20 +128,75 @@ pub(crate) fn open_session(
     }
 }
 
+/// How many sessions `--resume` without an id offers.
+const RECENT_SESSIONS: usize = 9;
+
+/// `--resume` without an id: the recent sessions of this directory, one picked from a menu on a
+/// terminal; elsewhere an error listing them, so the id can be given.
+fn pick_session(ctx: &Context) -> anyhow::Result<PathBuf> {
+    let sessions = transcript::recent(&ctx.paths.sessions_dir(), &ctx.cwd, RECENT_SESSIONS)?;
+    if sessions.is_empty() {
+        anyhow::bail!(
+            "there is no earlier session in this directory to resume; start one without --resume"
+        );
+    }
+    let now = std::time::SystemTime::now();
+    let labels: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            let prompt = tool_core::head_chars(&s.first_prompt, 60);
+            let more = if prompt.1 > 0 { "…" } else { "" };
+            format!(
+                "{} · {} · {}{more}",
+                transcript::ago(s.modified, now),
+                s.id,
+                prompt.0
+            )
+        })
+        .collect();
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        anyhow::bail!(
+            "--resume needs a session id when there is no terminal to pick one on; the recent sessions here:\n  {}",
+            labels.join("\n  ")
+        );
+    }
+    let header = ["Resume which session of this directory?".to_owned()];
+    match ui::pick(&header, &labels)? {
+        Some(i) => Ok(sessions[i].path.clone()),
+        None => anyhow::bail!("no session picked"),
+    }
+}
+
 /// The slot of the running turn's token: the first Ctrl-C cancels the turn, a second one (or
 /// one between turns) exits.
-pub(crate) fn cancel_on_ctrl_c() -> Arc<std::sync::Mutex<CancellationToken>> {
+pub(crate) fn cancel_on_ctrl_c(
+    terminal: Option<Arc<ui::Terminal>>,
+) -> Arc<std::sync::Mutex<CancellationToken>> {
     let turn = Arc::new(std::sync::Mutex::new(CancellationToken::new()));
     let slot = Arc::clone(&turn);
+    // Registered now, before the line editor first reads: it sets its own handler while it
+    // reads and puts back the one it found, which must be this one.
+    let interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+    let mut interrupts = match interrupts {
+        Ok(interrupts) => interrupts,
+        Err(err) => {
+            eprintln!("warning: Ctrl-C cannot cancel a turn: {err}");
+            return turn;
+        }
+    };
     tokio::spawn(async move {
         let mut presses = 0u32;
-        while tokio::signal::ctrl_c().await.is_ok() {
+        while interrupts.recv().await.is_some() {
             let token = slot.lock().map(|t| t.clone()).ok();
             match token {
                 Some(token) if !token.is_cancelled() && presses == 0 => {
                     presses += 1;
                     token.cancel();
-                    eprintln!("\n(cancelling; press Ctrl-C again to exit)");
+                    let note = "(cancelling; press Ctrl-C again to exit)";
+                    match &terminal {
+                        Some(terminal) => terminal.notice(note),
+                        None => eprintln!("\n{note}"),
+                    }
                 }
                 _ => std::process::exit(130),
             }

@@ -12,9 +12,7 @@ pub(crate) async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
     if pending.is_empty() {
         return Ok(());
     }
-    eprint!("{}", ui::trust_prompt_text(&cwd, &pending));
-    let _ = std::io::stderr().flush();
-    let answer = input.lock().await.next_line().await?;
+    let answer = input.line(&ui::trust_prompt_text(&cwd, &pending)).await?;
     if answer.is_some_and(|a| matches!(a.trim(), "t" | "trust" | "y" | "yes")) {
         trust::approve(&paths, &cwd, &pending)?;
         eprintln!("trusted {}", cwd.display());
@@ -24,28 +22,43 @@ pub(crate) async fn ask_trust(input: &ui::InputLines) -> anyhow::Result<()> {
 
 pub(crate) async fn interactive_mode(
     agent: &mut Agent,
-    input: ui::InputLines,
+    input: &ui::InputLines,
+    terminal: &ui::Terminal,
     turn: &std::sync::Mutex<CancellationToken>,
     origins: &RuleSources,
 ) -> anyhow::Result<ExitCode> {
+    let multi_line = if input.is_terminal() {
+        " · end a line with \\ (or press Alt-Enter) for another"
+    } else {
+        ""
+    };
     eprintln!(
-        "agent-cli · session {} · {} tools loaded, {} deferred · /help lists commands · Ctrl-C cancels a turn, Ctrl-D exits",
+        "agent-cli · session {} · {} tools loaded, {} deferred · /help lists commands · Ctrl-C cancels a turn, Ctrl-D exits{multi_line}",
         agent.session_id(),
         agent.runtime.pool.request_tools().tools.len(),
         agent.runtime.pool.deferred_names().len()
     );
+    let skills: Vec<String> = agent
+        .runtime
+        .skills
+        .set()
+        .iter()
+        .map(|skill| skill.name.clone())
+        .collect();
+    input.set_skills(skills.clone());
     print_recap(agent);
+    eprintln!("{}", commands::status_line(agent));
     loop {
-        eprint!("\n> ");
-        let _ = std::io::stderr().flush();
-        let line = input.lock().await.next_line().await?;
-        let Some(line) = line else {
-            return Ok(ExitCode::SUCCESS);
+        let line = match input.prompt("\n> ").await? {
+            Read::Line(line) => line,
+            Read::End => return Ok(ExitCode::SUCCESS),
+            // Ctrl-C between turns leaves, as it always has.
+            Read::Interrupted => return Ok(ExitCode::from(130)),
         };
         if line.trim().is_empty() {
             continue;
         }
-        match Slash::parse(&line) {
+        let prompt = match Slash::parse(&line) {
             Some(Ok(Slash::Exit)) => return Ok(ExitCode::SUCCESS),
             Some(Ok(command)) => {
                 let token = fresh_token(turn);
@@ -55,31 +68,59 @@ pub(crate) async fn interactive_mode(
                 }
                 continue;
             }
-            Some(Err(message)) => {
-                eprintln!("{message}");
-                continue;
-            }
-            None => {}
-        }
-        let token = fresh_token(turn);
-        attach_files(agent, &line);
-        match agent.run_turn(line.trim(), &token).await {
-            Ok(report) => {
-                println!();
-                match report.outcome {
-                    Outcome::Done => {}
-                    Outcome::MaxTurns => {
-                        eprintln!("(stopped after {} model requests)", report.requests)
-                    }
-                    Outcome::Cancelled => eprintln!("(turn cancelled)"),
+            Some(Err(message)) => match skill_prompt(&line, &skills) {
+                Some(prompt) => prompt,
+                None => {
+                    eprintln!("{message}");
+                    continue;
                 }
-                eprintln!(
-                    "{}",
-                    turn_usage_line(&report.costed(), &agent.session_usage())
-                );
+            },
+            None => line.trim().to_owned(),
+        };
+        run_prompt(agent, terminal, turn, &prompt).await;
+    }
+}
+
+/// `/NAME what to do` for a skill NAME: a prompt asking the model to use that skill.
+pub(crate) fn skill_prompt(line: &str, skills: &[String]) -> Option<String> {
+    let rest = line.trim().strip_prefix('/')?;
+    let (name, task) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    skills.iter().any(|s| s == name).then(|| {
+        format!("Use the `{name}` skill. {}", task.trim())
+            .trim_end()
+            .to_owned()
+    })
+}
+
+/// One turn of the conversation: the prompt's attachments, the answer, and the lines after it.
+async fn run_prompt(
+    agent: &mut Agent,
+    terminal: &ui::Terminal,
+    turn: &std::sync::Mutex<CancellationToken>,
+    prompt: &str,
+) {
+    let token = fresh_token(turn);
+    attach_files(agent, prompt);
+    terminal.start_turn();
+    let result = agent.run_turn(prompt, &token).await;
+    terminal.end_turn();
+    match result {
+        Ok(report) => {
+            println!();
+            match report.outcome {
+                Outcome::Done => {}
+                Outcome::MaxTurns => {
+                    eprintln!("(stopped after {} model requests)", report.requests)
+                }
+                Outcome::Cancelled => eprintln!("(turn cancelled)"),
             }
-            Err(err) => eprintln!("\nerror: {err:#}"),
+            eprintln!(
+                "{}",
+                turn_usage_line(&report.costed(), &agent.session_usage())
+            );
+            eprintln!("{}", commands::status_line(agent));
         }
+        Err(err) => eprintln!("\nerror: {err:#}"),
     }
 }
 
@@ -153,6 +194,10 @@ pub(crate) async fn slash(
         Slash::Mcp => commands::mcp_report(agent),
         Slash::Model(Some(model)) => {
             agent.window.tokens = usage::context_window(&model, origins.context_window);
+            agent.max_tokens = origins
+                .max_tokens
+                .or_else(|| usage::max_output_tokens(&model))
+                .unwrap_or(agent_cli::agent::DEFAULT_MAX_TOKENS);
             agent.set_model(model);
             format!(
                 "(later requests go to {}, whose context window is taken as {} tokens)",
@@ -178,6 +223,8 @@ pub(crate) struct RuleSources {
     pub(crate) waiting: Vec<tool_core::PermissionRule>,
     /// The `contextWindow` setting, which holds for any model `/model` picks.
     pub(crate) context_window: Option<usize>,
+    /// The `maxTokens` setting, likewise.
+    pub(crate) max_tokens: Option<u32>,
 }
 
 impl RuleSources {
@@ -229,6 +276,7 @@ impl RuleSources {
             ],
             waiting,
             context_window: ctx.settings.context_window,
+            max_tokens: ctx.settings.max_tokens,
         })
     }
 }

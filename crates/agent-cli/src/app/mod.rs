@@ -16,6 +16,7 @@ use agent_cli::agent::{Agent, AgentEvent, Outcome};
 use agent_cli::commands::{self, Slash};
 use agent_cli::compaction::{self, Window};
 use agent_cli::frontend::{FrontEnd, Headless};
+use agent_cli::input::Read;
 use agent_cli::instructions;
 use agent_cli::runtime::{ToolOptions, ToolRuntime};
 use agent_cli::settings::{Paths, Settings};

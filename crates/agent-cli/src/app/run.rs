@@ -6,18 +6,22 @@ use super::*;
 /// agent, then answers one task (`-p`) or runs the interactive loop.
 pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<ExitCode> {
     let interactive = args.print.is_none();
-    let input = ui::input_lines();
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let input = ui::input_lines(&Paths::new(&cwd, &|name| std::env::var(name).ok()), &cwd);
     if interactive && !trust_project {
         ask_trust(&input).await?;
     }
     let ctx = Context::load(trust_project)?;
-    let front_end: Arc<dyn FrontEnd> = match args.print {
-        None => Arc::new(ui::Terminal::new(
+    let terminal = interactive.then(|| {
+        Arc::new(ui::Terminal::new(
             Arc::clone(&input),
             ctx.paths.clone(),
             ctx.cwd.clone(),
-        )),
-        Some(_) => print_front_end(args.output_format),
+        ))
+    });
+    let front_end: Arc<dyn FrontEnd> = match &terminal {
+        Some(terminal) => Arc::clone(terminal) as Arc<dyn FrontEnd>,
+        None => print_front_end(args.output_format),
     };
     let (transcript, messages) = open_session(&ctx, &args)?;
     let session_dir = ctx.paths.sessions_dir().join(transcript.id());
@@ -41,8 +45,11 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
         front_end,
     )?;
     if let Some(manager) = &runtime.mcp {
-        if interactive {
-            tokio::spawn(ui::report_mcp_states(manager.watch_states()));
+        if let Some(terminal) = &terminal {
+            tokio::spawn(ui::report_mcp_states(
+                Arc::clone(terminal),
+                manager.watch_states(),
+            ));
         } else {
             // A one-shot task has no later turn in which late tools could be used, so print mode
             // waits for the servers (each is bounded by its connect timeout; a broken one fails
@@ -53,7 +60,7 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
     let mut agent = build_agent(&ctx, &args, runtime, transcript, messages)?;
     agent.max_turns = args.max_turns;
 
-    let turn = cancel_on_ctrl_c();
+    let turn = cancel_on_ctrl_c(terminal.clone());
 
     match args.print {
         Some(task) => {
@@ -62,7 +69,8 @@ pub(crate) async fn run(args: RunArgs, trust_project: bool) -> anyhow::Result<Ex
         }
         None => {
             let origins = RuleSources::load(&ctx, &args.tools)?;
-            interactive_mode(&mut agent, input, &turn, &origins).await
+            let terminal = terminal.context("the interactive mode has a terminal front end")?;
+            interactive_mode(&mut agent, &input, &terminal, &turn, &origins).await
         }
     }
 }

@@ -181,7 +181,7 @@ pub(crate) async fn tools_call(
     })?;
     let front_end: Arc<dyn FrontEnd> = if std::io::stdin().is_terminal() {
         Arc::new(ui::Terminal::new(
-            ui::input_lines(),
+            ui::input_lines(&ctx.paths, &ctx.cwd),
             ctx.paths.clone(),
             ctx.cwd.clone(),
         ))
@@ -225,11 +225,15 @@ pub(crate) async fn mcp_command(
             http,
             token_env,
             config,
+            no_builtins,
         } => {
             if let Some(file) = config {
                 ctx.settings.mcp_servers = servers_of(&file)?;
             }
-            mcp_serve(&ctx, tools, http, token_env.as_deref()).await
+            let mut options = ctx.tool_options(&tools);
+            options.no_builtins = no_builtins;
+            options.no_skill_grants = true;
+            mcp_serve(&ctx, options, http, token_env.as_deref()).await
         }
     }
 }
@@ -259,7 +263,7 @@ fn servers_of(
 /// the variable `token_env`.
 async fn mcp_serve(
     ctx: &Context,
-    mut tools: ToolArgs,
+    mut options: ToolOptions,
     http: Option<std::net::SocketAddr>,
     token_env: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
@@ -284,8 +288,8 @@ async fn mcp_serve(
     }
     // What a client sees is small and fixed: the core tools, tool_search and execute_tool;
     // every other tool is found with tool_search.
-    tools.defer_tools.get_or_insert_with(|| "true".to_owned());
-    let runtime = Arc::new(ctx.runtime(&tools, Arc::new(Headless))?);
+    options.defer_tools.get_or_insert_with(|| "true".to_owned());
+    let runtime = Arc::new(ctx.runtime_with(&options, Arc::new(Headless))?);
     runtime.settle_mcp().await;
     let pool = runtime.pool.clone();
     let listing: tool_mcp::Listing = Arc::new(move || {

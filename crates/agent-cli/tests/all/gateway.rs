@@ -194,7 +194,7 @@ async fn a_gateway_reachable_from_elsewhere_needs_a_token() {
 }
 
 /// `--config FILE` fronts the servers of that file (not the project's): their tools are listed
-/// and called through the gateway.
+/// and called through the gateway; with `--no-builtins`, nothing else is.
 #[tokio::test]
 async fn the_gateway_fronts_the_servers_of_a_config_file() {
     if !external_tests(&[External::PythonSdk]) {
@@ -211,6 +211,7 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
         &[
             "--config",
             &config,
+            "--no-builtins",
             "--defer-tools",
             "false",
             "--allow",
@@ -228,6 +229,8 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"mcp__grow__grow"), "{listed}");
+    assert!(!names.contains(&"read_file"), "{listed}");
+    assert!(!names.contains(&"shell"), "{listed}");
     let params = json!({"name": "mcp__grow__grow", "arguments": {}});
     let called = post(&client, &url, 2, "tools/call", params).await;
     assert_eq!(called["result"]["content"][0]["text"], "grown", "{called}");
@@ -243,4 +246,188 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
         "{}",
         stderr(&output)
     );
+}
+
+/// What the TypeScript SDK's client saw through the gateway at `target` (the binary, for stdio,
+/// or a URL) with `args` (serve arguments, or the token).
+async fn ts_client(project: &Project, target: &str, args: &[&str], entity: &str) -> Value {
+    let output = run(tokio::process::Command::new("node")
+        .arg(fixture!("ts_client.mjs"))
+        .arg(target)
+        .args(args)
+        .env("ENTITY", entity)
+        .current_dir(project.path())
+        .env("AGENT_CLI_HOME", project.home())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()))
+    .await;
+    assert_success(&output);
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// The official TypeScript SDK's client, over stdio and over HTTP, fronting the npm reference
+/// memory server: it finds create_entities with tool_search and calls it through execute_tool;
+/// bad input is answered with errors that say what is wrong.
+#[tokio::test]
+async fn the_typescript_sdk_client_uses_the_gateway_over_stdio_and_http() {
+    if !external_tests(&[External::NpmServers]) {
+        return;
+    }
+    let project = Project::new();
+    let memory = json!({
+        "command": "node",
+        "args": [npm_server("server-memory")],
+        "env": {"MEMORY_FILE_PATH": project.path().join("memory.jsonl")},
+    });
+    project.mcp_json(&json!({ "memory": memory }));
+    let serve_args = ["--trust-project", "--allow", "mcp__memory"];
+    let stdio = ts_client(
+        &project,
+        env!("CARGO_BIN_EXE_agent-cli"),
+        &serve_args,
+        "Ada",
+    )
+    .await;
+    let mut http_args = serve_args.to_vec();
+    http_args.extend(["--token-env", "GATEWAY_TOKEN"]);
+    let (_gateway, url) = gateway(&project, &http_args).await;
+    let http = ts_client(&project, &url, &["s3cret-token"], "Grace").await;
+    for (transport, entity, seen) in [("stdio", "Ada", &stdio), ("http", "Grace", &http)] {
+        let tools = seen["tools"].as_array().unwrap();
+        assert!(tools.contains(&json!("tool_search")), "{transport}: {seen}");
+        assert!(
+            !tools.contains(&json!("mcp__memory__create_entities")),
+            "{transport}: {seen}"
+        );
+        let search = seen["search"]["text"].as_str().unwrap();
+        assert!(
+            search.contains("mcp__memory__create_entities"),
+            "{transport}: {seen}"
+        );
+        assert_eq!(seen["execute"]["is_error"], false, "{transport}: {seen}");
+        assert!(
+            seen["execute"]["text"].as_str().unwrap().contains(entity),
+            "{transport}: {seen}"
+        );
+        assert_eq!(seen["unknown"]["is_error"], true, "{transport}: {seen}");
+        assert_eq!(seen["invalid"]["is_error"], true, "{transport}: {seen}");
+    }
+    let graph = std::fs::read_to_string(project.path().join("memory.jsonl")).unwrap();
+    assert!(graph.contains("Ada") && graph.contains("Grace"), "{graph}");
+}
+
+/// The names `tools/list` answers.
+async fn listed_names(client: &reqwest::Client, url: &str, id: u64) -> Vec<String> {
+    let listed = post(client, url, id, "tools/list", json!({})).await;
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// An upstream server that dies mid-call: the call is answered with an error that says so, the
+/// gateway carries on, and once the server is back its tools answer again. Malformed JSON-RPC and
+/// an oversized request get clear HTTP errors and leave the gateway serving.
+#[tokio::test]
+async fn the_gateway_survives_a_crashing_upstream_and_bad_requests() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let project = Project::new();
+    let server = fixture!("growing_server.py");
+    let servers = json!({"mcpServers": {"grow": {"command": venv_python(), "args": [server]}}});
+    std::fs::write(project.path().join("gateway.json"), servers.to_string()).unwrap();
+    let args = [
+        "--config",
+        "gateway.json",
+        "--defer-tools",
+        "false",
+        "--allow",
+        "mcp__grow",
+    ];
+    let (_gateway, url) = gateway(&project, &args).await;
+    tool_core::net::install_crypto_provider();
+    let client = reqwest::Client::new();
+
+    let params = json!({"name": "mcp__grow__crash", "arguments": {}});
+    let crashed = post(&client, &url, 1, "tools/call", params).await;
+    assert_eq!(crashed["result"]["isError"], true, "{crashed}");
+    let text = crashed["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("grow"), "{crashed}");
+
+    // The server is started again; its tools come back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut id = 2;
+    loop {
+        let params = json!({"name": "mcp__grow__grow", "arguments": {}});
+        let answer = post(&client, &url, id, "tools/call", params).await;
+        if answer["result"]["isError"] == false {
+            assert_eq!(answer["result"]["content"][0]["text"], "grown", "{answer}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never back: {answer}");
+        id += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    let malformed = client
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        malformed.status().is_client_error(),
+        "{}",
+        malformed.status()
+    );
+    let oversized = client
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(format!("{{\"pad\": \"{}\"}}", "x".repeat(8 * 1024 * 1024)))
+        .send()
+        .await;
+    // Refused with 413 as soon as the limit is passed; the client may still be writing, and then
+    // sees the connection closed instead of the answer.
+    match oversized {
+        Ok(response) => assert_eq!(response.status(), reqwest::StatusCode::PAYLOAD_TOO_LARGE),
+        Err(err) => assert!(err.is_request(), "{err}"),
+    }
+    // A new connection: the server closes the one the oversized request came on.
+    let client = reqwest::Client::new();
+    assert!(
+        listed_names(&client, &url, 1000)
+            .await
+            .contains(&"read_file".to_owned())
+    );
+}
+
+/// A skill's `allowed-tools` grant nothing through the gateway: a grant lasts for the rest of a
+/// model's turn, and a gateway's clients have no turns (over HTTP they share one process). The
+/// skill still loads; the command it would allow is refused, with nobody to ask.
+#[tokio::test]
+async fn a_skills_allowed_tools_grant_nothing_through_the_gateway() {
+    let project = Project::new();
+    let dir = project.home().join("skills/build");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: build\ndescription: Build the project.\nallowed-tools: shell(touch:*)\n---\nTouch built.txt.\n",
+    )
+    .unwrap();
+    let (_gateway, url) = gateway(&project, &[]).await;
+    tool_core::net::install_crypto_provider();
+    let client = reqwest::Client::new();
+    let params = json!({"name": "skill", "arguments": {"name": "build"}});
+    let loaded = post(&client, &url, 1, "tools/call", params).await;
+    assert_eq!(loaded["result"]["isError"], false, "{loaded}");
+    let params = json!({"name": "shell", "arguments": {"command": "touch built.txt"}});
+    let touched = post(&client, &url, 2, "tools/call", params).await;
+    assert_eq!(touched["result"]["isError"], true, "{touched}");
+    assert!(!project.path().join("built.txt").exists());
 }

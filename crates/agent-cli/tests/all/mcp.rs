@@ -354,7 +354,7 @@ async fn an_upstream_tool_list_change_reaches_the_client() {
         return;
     }
     for (mode, listens) in [("auto", true), ("legacy", false)] {
-        let seen = list_changed_session(mode).await;
+        let seen = list_changed_session(mode, &["--defer-tools", "false"], &[]).await;
         let names = |key: &str| -> Vec<String> {
             seen[key]
                 .as_array()
@@ -383,22 +383,72 @@ async fn an_upstream_tool_list_change_reaches_the_client() {
     }
 }
 
-/// What the list-changed client saw, connecting with the SDK's `mode`.
-async fn list_changed_session(mode: &str) -> Value {
+/// What the list-changed client saw, connecting with the SDK's `mode`, the gateway started with
+/// `--trust-project --allow mcp__grow` and `serve_args`, and `env` for the client.
+async fn list_changed_session(mode: &str, serve_args: &[&str], env: &[(&str, &str)]) -> Value {
     let project = Project::new();
     let server = fixture!("growing_server.py");
     project.mcp_json(&json!({"grow": {"command": venv_python(), "args": [server]}}));
     let output = run(tokio::process::Command::new(venv_python())
         .arg(fixture!("list_changed_client.py"))
         .arg(env!("CARGO_BIN_EXE_agent-cli"))
-        .args(["--trust-project", "--defer-tools", "false"])
-        .args(["--allow", "mcp__grow"])
+        .args(["--trust-project", "--allow", "mcp__grow"])
+        .args(serve_args)
         .current_dir(project.path())
         .env("AGENT_CLI_HOME", project.home())
         .env("MCP_CLIENT_MODE", mode)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped()))
     .await;
     assert_success(&output);
     serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// With `--activation inline`, a search adds the tools it found to what the gateway lists, and
+/// the client is told; it then calls the found tool by its own name.
+#[tokio::test]
+async fn an_inline_search_adds_the_found_tool_to_the_clients_list() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let trigger = r#"{"name": "tool_search", "arguments": {"query": "select:mcp__grow__grow"}}"#;
+    for mode in ["auto", "legacy"] {
+        let seen = list_changed_session(
+            mode,
+            &["--activation", "inline"],
+            &[("TRIGGER", trigger), ("THEN", "mcp__grow__grow")],
+        )
+        .await;
+        let listed = |key: &str| {
+            seen[key]
+                .as_array()
+                .unwrap()
+                .contains(&json!("mcp__grow__grow"))
+        };
+        assert!(!listed("before"), "{mode}: {seen}");
+        assert_eq!(seen["notified"], true, "{mode}: {seen}");
+        assert!(listed("after"), "{mode}: {seen}");
+        assert_eq!(seen["sprout"], "grown", "{mode}: {seen}");
+    }
+}
+
+/// An upstream server that dies mid-call: the call is an error result, and the client is told
+/// that the list changed (the server's tools went, and come back when it is started again).
+#[tokio::test]
+async fn a_crashing_upstream_server_is_announced_to_the_client() {
+    if !external_tests(&[External::PythonSdk]) {
+        return;
+    }
+    let trigger = r#"{"name": "mcp__grow__crash", "arguments": {}}"#;
+    for mode in ["auto", "legacy"] {
+        let seen = list_changed_session(
+            mode,
+            &["--defer-tools", "false"],
+            &[("TRIGGER", trigger), ("THEN", "mcp__grow__grow")],
+        )
+        .await;
+        assert_eq!(seen["grow_error"], true, "{mode}: {seen}");
+        assert_eq!(seen["notified"], true, "{mode}: {seen}");
+    }
 }

@@ -390,3 +390,27 @@ async fn thinking_is_asked_for_and_its_blocks_go_back_unchanged() {
     );
     assert!(server.bodies().is_empty());
 }
+
+/// The output limit comes from the table of known models (the `maxTokens` setting wins), and
+/// never asks for more than the context window leaves past the input.
+#[tokio::test]
+async fn the_output_limit_follows_the_model_and_the_room_left() {
+    let project = Project::new();
+    let limit = async |settings: &str| {
+        std::fs::create_dir_all(project.home()).unwrap();
+        std::fs::write(project.home().join("settings.json"), settings).unwrap();
+        let server = ScriptedServer::start(vec![Turn::text("Hi.")]).await;
+        let output = run(project
+            .command()
+            .args(["--provider", "anthropic", "--base-url", &server.url()])
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .args(["--model", "claude-sonnet-4-5", "-p", "Hello"]))
+        .await;
+        assert_success(&output);
+        server.bodies()[0]["max_tokens"].as_u64().unwrap()
+    };
+    assert_eq!(limit("{}").await, 64_000);
+    assert_eq!(limit(r#"{"maxTokens": 2000}"#).await, 2_000);
+    let squeezed = limit(r#"{"contextWindow": 20000}"#).await;
+    assert!((1_024..20_000).contains(&squeezed), "{squeezed}");
+}

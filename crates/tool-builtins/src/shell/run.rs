@@ -161,6 +161,11 @@ pub(crate) async fn run(
     if let Some(pipe) = child.stderr.take() {
         readers.spawn(drain(pipe, Arc::clone(&stderr)));
     }
+    let _tail = AbortOnDrop(tokio::spawn(tail(
+        ctx.clone(),
+        Arc::clone(&stdout),
+        Arc::clone(&stderr),
+    )));
     let deadline = Instant::now() + timeout;
     let ending = tokio::select! {
         status = child.wait() => match status {
@@ -291,6 +296,53 @@ async fn drain(mut pipe: impl AsyncRead + Unpin, buffer: Arc<Mutex<CappedBuffer>
     }
 }
 
+/// How long a command runs before its latest output line is reported as progress, and how
+/// often it is reported after that (when it changed): a long build can be watched as it goes.
+const TAIL_EVERY: Duration = Duration::from_secs(1);
+
+/// The most characters of an output line reported as progress.
+const TAIL_CHARS: usize = 200;
+
+/// Stops a task when dropped, on every way out of a run.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Reports the latest line the command printed, from the stream that printed last, each
+/// [`TAIL_EVERY`] while it runs.
+async fn tail(
+    ctx: ToolContext,
+    stdout: Arc<Mutex<CappedBuffer>>,
+    stderr: Arc<Mutex<CappedBuffer>>,
+) {
+    let mut seen = (0u64, 0u64);
+    let mut ticks = tokio::time::interval_at(Instant::now() + TAIL_EVERY, TAIL_EVERY);
+    loop {
+        ticks.tick().await;
+        let read = |buffer: &Arc<Mutex<CappedBuffer>>| {
+            let buffer = buffer.lock().unwrap_or_else(|e| e.into_inner());
+            (buffer.total, buffer.last_line())
+        };
+        let (out_total, out_line) = read(&stdout);
+        let (err_total, err_line) = read(&stderr);
+        let line = if err_total > seen.1 {
+            err_line
+        } else if out_total > seen.0 {
+            out_line
+        } else {
+            None
+        };
+        seen = (out_total, err_total);
+        if let Some(line) = line {
+            ctx.progress(tool_core::head_chars(&line, TAIL_CHARS).0);
+        }
+    }
+}
+
 /// Keeps the first `head` and the last `tail` bytes of a stream and counts the rest, so memory
 /// stays bounded however much a command prints.
 #[derive(Debug)]
@@ -336,6 +388,30 @@ impl CappedBuffer {
         self.head.len() + self.tail.len()
     }
 
+    /// The last line with text in what is kept (a progress bar's latest state, after its
+    /// carriage returns), trimmed.
+    pub fn last_line(&self) -> Option<String> {
+        const END: usize = 1024;
+        // With bytes dropped between them, the head is not where the stream ends.
+        let head = if self.total > self.held() as u64 {
+            &[][..]
+        } else {
+            &self.head[..]
+        };
+        let kept = head.len() + self.tail.len();
+        let end: Vec<u8> = head
+            .iter()
+            .chain(self.tail.iter())
+            .skip(kept.saturating_sub(END))
+            .copied()
+            .collect();
+        String::from_utf8_lossy(&end)
+            .split(['\n', '\r'])
+            .map(str::trim)
+            .rfind(|line| !line.is_empty())
+            .map(str::to_owned)
+    }
+
     /// The kept text, with `[... N bytes truncated ...]` where bytes were dropped.
     pub fn render(&self) -> String {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
@@ -352,6 +428,16 @@ impl CappedBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_line_is_the_latest_output() {
+        let mut buffer = CappedBuffer::new(8, 8);
+        assert_eq!(buffer.last_line(), None);
+        buffer.push(b"Compiling a\n");
+        assert_eq!(buffer.last_line().as_deref(), Some("Compiling a"));
+        buffer.push(b"  50%\r  75%\r\n\n");
+        assert_eq!(buffer.last_line().as_deref(), Some("75%"));
+    }
 
     #[test]
     fn capped_buffer_keeps_head_and_tail() {
