@@ -75,9 +75,15 @@ impl Gateway {
         Ok((Self { child, pid }, BufReader::new(stderr).lines()))
     }
 
-    /// A gateway over loopback HTTP, and its URL once it serves.
-    pub(crate) async fn http(setup: &Setup, source: &Source) -> anyhow::Result<(Self, String)> {
-        let command = Self::command(setup, source, &["--http", "127.0.0.1:0"])?;
+    /// A gateway over loopback HTTP with `extra` arguments, and its URL once it serves.
+    pub(crate) async fn http(
+        setup: &Setup,
+        source: &Source,
+        extra: &[&str],
+    ) -> anyhow::Result<(Self, String)> {
+        let mut args = vec!["--http", "127.0.0.1:0"];
+        args.extend(extra);
+        let command = Self::command(setup, source, &args)?;
         let (gateway, mut lines) = Self::spawn(command)?;
         let url = tokio::time::timeout(START_TIMEOUT, async {
             while let Some(line) = lines.next_line().await? {

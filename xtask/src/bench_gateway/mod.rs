@@ -81,6 +81,8 @@ struct SizeRow {
     bytes: usize,
     /// Of which `tool_search`'s and `execute_tool`'s entries (the rest: the core built-ins).
     own_bytes: usize,
+    /// The answer of a gateway started with `--no-builtins`.
+    bytes_no_builtins: usize,
     bytes_after: usize,
     searches: usize,
     rss_kib: u64,
@@ -238,7 +240,14 @@ async fn one_size(
 ) -> anyhow::Result<SizeRow> {
     eprintln!("bench-gateway: HTTP at {tools} upstream tools");
     let source = Source::Count(tools);
-    let (gateway, url) = Gateway::http(setup, &source).await?;
+    let bytes_no_builtins = {
+        let (_gateway, url) = Gateway::http(setup, &source, &["--no-builtins"]).await?;
+        HttpClient::new(&url)?
+            .request(0, "tools/list", json!({}))
+            .await?
+            .1
+    };
+    let (gateway, url) = Gateway::http(setup, &source, &[]).await?;
     let http = HttpClient::new(&url)?;
     let (list, bytes) = http.request(0, "tools/list", json!({})).await?;
     let entries = list["tools"].as_array().cloned().unwrap_or_default();
@@ -271,6 +280,7 @@ async fn one_size(
         listed: entries.len(),
         bytes,
         own_bytes,
+        bytes_no_builtins,
         bytes_after,
         searches: searched,
         rss_kib,
@@ -461,16 +471,17 @@ fn print_report(report: &Report, plan: &Plan, build: &str) {
     print_summary(report, build);
     println!("\n### tools/list as upstream tools grow (HTTP)\n");
     println!(
-        "| upstream tools | tools listed | tools/list bytes | of which tool_search + execute_tool | bytes after searching | gateway RSS |"
+        "| upstream tools | tools listed | tools/list bytes | of which tool_search + execute_tool | with --no-builtins | bytes after searching | gateway RSS |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     for row in &report.sizes {
         println!(
-            "| {} | {} | {} | {} | {} (after {} searches) | {:.1} MiB |",
+            "| {} | {} | {} | {} | {} | {} (after {} searches) | {:.1} MiB |",
             row.tools,
             row.listed,
             row.bytes,
             row.own_bytes,
+            row.bytes_no_builtins,
             row.bytes_after,
             row.searches,
             row.rss_kib as f64 / 1024.0
@@ -506,9 +517,15 @@ fn print_summary(report: &Report, build: &str) {
         .iter()
         .map(|r| format!("{} B at {}", r.bytes, r.tools))
         .collect();
+    let bare: Vec<String> = report
+        .sizes
+        .iter()
+        .map(|r| format!("{} B at {}", r.bytes_no_builtins, r.tools))
+        .collect();
     println!(
-        "| tools/list answer as upstream tools grow | constant, under 4 KB | {} |",
-        bytes.join(", ")
+        "| tools/list answer as upstream tools grow | constant, under 4 KB | {}; with --no-builtins {} |",
+        bytes.join(", "),
+        bare.join(", ")
     );
     for latency in &report.latency {
         println!(

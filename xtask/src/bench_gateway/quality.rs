@@ -52,7 +52,7 @@ async fn one_set(setup: &Setup, set: &Set, limit: usize) -> anyhow::Result<SetQu
     }
     let mut engine = Ours::build(SearchConfig::default(), set.tools.clone());
     let runtime = in_process(&setup.scratch, &raw)?;
-    let (_gateway, url) = Gateway::http(setup, &source).await?;
+    let (_gateway, url) = Gateway::http(setup, &source, &[]).await?;
     let mut through = Client::Http(HttpClient::new(&url)?, 0);
     let mut scores = SetQuality {
         name: set.name.clone(),
