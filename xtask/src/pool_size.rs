@@ -15,8 +15,8 @@ use tool_core::{
 };
 use tool_pool::{Activation, CharEstimate, DeferralMode, PoolConfig, ToolPool};
 
-/// A tool as an MCP server lists it; never called here.
-struct Listed(ToolSpec);
+/// A tool as an MCP server lists it (the benchmark's upstream server answers its calls).
+pub(crate) struct Listed(pub(crate) ToolSpec);
 
 #[async_trait]
 impl Tool for Listed {

@@ -7,15 +7,16 @@ use serde::Deserialize;
 use serde_json::Value;
 use tool_search::{Parameter, ToolDocument};
 
-#[derive(Debug, Deserialize)]
-struct RawTool {
-    name: String,
+/// One line of a set's `tools.jsonl`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RawTool {
+    pub name: String,
     #[serde(default)]
-    description: String,
+    pub description: String,
     #[serde(default)]
-    input_schema: Value,
+    pub input_schema: Value,
     #[serde(default)]
-    server: Option<String>,
+    pub server: Option<String>,
 }
 
 /// One query with its relevant tools.
@@ -34,7 +35,7 @@ pub struct Set {
     pub cases: Vec<Case>,
 }
 
-fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
+pub fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     text.lines()

@@ -1,8 +1,8 @@
 //! `cargo xtask bench-search`: ranking quality on the benchmark sets, and speed and memory at
 //! 500 to 100k tools, for our engine and its peers in one run.
 
-mod data;
-mod engines;
+pub(crate) mod data;
+pub(crate) mod engines;
 mod hybrid;
 mod speed;
 
