@@ -36,7 +36,8 @@ pub struct PoolConfig {
     /// The model's context window in tokens (for `auto`, and the announcement's budget).
     pub context_window: usize,
     /// The most bytes the announcement of deferred tools lists names in (past it, one line per
-    /// MCP server); `None`: 2% of the context window, in [`crate::CharEstimate`]'s characters.
+    /// MCP server); `None`: 2% of the context window, at
+    /// [`crate::CharEstimate::BUDGET_CHARS_PER_TOKEN`].
     pub announcement_budget: Option<usize>,
 }
 

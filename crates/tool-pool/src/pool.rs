@@ -355,6 +355,16 @@ impl ToolPool {
         state.first_announcement.clone()
     }
 
+    /// Whether `execute_tool` takes only a tool that a search found first in this pool (the
+    /// default: a model reads a tool's schema before it calls it). A gateway whose clients may
+    /// search through one process and call through another (any of several behind a load
+    /// balancer) turns it off: the input is still checked against the tool's schema.
+    pub fn set_require_discovery(&self, required: bool) {
+        self.shared
+            .require_discovery
+            .store(required, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Records what the MCP server `server` says it is for (the instructions it returned when it
     /// connected): an announcement past its budget shows it, cut, on the server's line.
     pub fn set_server_note(&self, server: &str, note: &str) {

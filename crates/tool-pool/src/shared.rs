@@ -36,6 +36,9 @@ pub(crate) struct Shared {
     pub(crate) rules: RwLock<PermissionRules>,
     pub(crate) counter: RwLock<Arc<dyn TokenCounter>>,
     pub(crate) related: RwLock<Option<Arc<dyn RelatedSearch>>>,
+    /// Whether `execute_tool` takes only tools a search found first (see
+    /// [`crate::ToolPool::set_require_discovery`]).
+    pub(crate) require_discovery: std::sync::atomic::AtomicBool,
     state: Mutex<State>,
 }
 
@@ -47,6 +50,7 @@ impl Shared {
             rules: RwLock::new(PermissionRules::default()),
             counter: RwLock::new(Arc::new(CharEstimate)),
             related: RwLock::new(None),
+            require_discovery: std::sync::atomic::AtomicBool::new(true),
             state: Mutex::new(State {
                 index: ToolIndex::default(),
                 indexed: BTreeMap::new(),

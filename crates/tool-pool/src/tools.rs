@@ -342,7 +342,10 @@ fn callable_target(shared: &Shared, wanted: &str) -> Result<String, ToolError> {
             "{name} is already loaded: call it directly with a normal tool call, not through execute_tool"
         )));
     }
-    if !shared.state().discovered.contains(&name) {
+    let required = shared
+        .require_discovery
+        .load(std::sync::atomic::Ordering::Relaxed);
+    if required && !shared.state().discovered.contains(&name) {
         return Err(ToolError::invalid(format!(
             "{name} has not been discovered in this session: call tool_search with select:{name} first, read its input schema, then call execute_tool"
         )));

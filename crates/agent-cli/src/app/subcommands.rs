@@ -291,11 +291,12 @@ async fn mcp_serve(
     options.defer_tools.get_or_insert_with(|| "true".to_owned());
     let runtime = Arc::new(ctx.runtime_with(&options, Arc::new(Headless))?);
     runtime.settle_mcp().await;
+    // Stateless: a client may search through one gateway process and call through another.
+    runtime.pool.set_require_discovery(false);
     let pool = runtime.pool.clone();
-    let listing: tool_mcp::Listing = Arc::new(move || {
-        pool.sync();
-        pool.request_tools().tools
-    });
+    // The pool follows the registry on each upstream change (`upstream_changes`), so a listing
+    // only reads it.
+    let listing: tool_mcp::Listing = Arc::new(move || pool.request_tools().tools);
     let executor = Arc::new(runtime.executor.clone());
     let mut serve = tool_mcp::McpServe::new(executor, "agent-cli").listing(listing);
     if let Some(changes) = upstream_changes(&runtime) {

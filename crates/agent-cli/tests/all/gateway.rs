@@ -143,7 +143,8 @@ async fn two_gateway_processes_answer_one_client_in_turns() {
                 post(&client, url, id, "tools/call", params).await
             }
             _ => {
-                let params = json!({"name": "tool_search", "arguments": {"query": "plan mode"}});
+                let params =
+                    json!({"name": "tool_search", "arguments": {"query": "weather forecast"}});
                 post(&client, url, id, "tools/call", params).await
             }
         };
@@ -161,6 +162,17 @@ async fn two_gateway_processes_answer_one_client_in_turns() {
             _ => assert_eq!(result["isError"], false, "{answer}"),
         }
     }
+    // execute_tool by name needs no search in the same process: the first process's search
+    // found the tool, the second one runs it.
+    let search = json!({"name": "tool_search", "arguments": {"query": "select:enter_plan_mode"}});
+    let found = post(&client, &first, 100, "tools/call", search).await;
+    assert_eq!(found["result"]["isError"], false, "{found}");
+    let call = json!({
+        "name": "execute_tool",
+        "arguments": {"tool_name": "enter_plan_mode", "input": {}},
+    });
+    let ran = post(&client, &second, 101, "tools/call", call).await;
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
 }
 
 #[tokio::test]
