@@ -27,6 +27,8 @@ async fn search_with(project: &Project, extra: &[&str]) -> String {
         .agent(&server, ProviderKind::Anthropic)
         .arg("--trust-project")
         .args(["--defer-tools", "true"])
+        // The search's text (proxy) lists what it found; native answers with references only.
+        .args(["--activation", "proxy"])
         .args(extra)
         .args(["-p", "Weather?"]))
     .await;
