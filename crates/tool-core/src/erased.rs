@@ -4,7 +4,6 @@
 
 use std::any::Any;
 use std::fmt;
-use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -133,26 +132,6 @@ impl PreparedCall {
     /// What this call is: read-only, concurrency-safe, its path, subject and progress line.
     pub fn info(&self) -> &CallInfo {
         &self.info
-    }
-
-    pub(crate) fn is_read_only(&self) -> bool {
-        self.info.is_read_only()
-    }
-
-    pub(crate) fn is_concurrency_safe(&self) -> bool {
-        self.info.is_concurrency_safe()
-    }
-
-    pub(crate) fn path(&self) -> Option<&Path> {
-        self.info.path()
-    }
-
-    pub(crate) fn permission_subject(&self) -> Option<String> {
-        self.info.permission_subject()
-    }
-
-    pub(crate) fn activity(&self) -> Option<String> {
-        self.info.activity().map(str::to_owned)
     }
 
     /// A gate's refusal, then [`Tool::validate_input`].

@@ -428,7 +428,7 @@ impl Executor {
         ctx.emit(ExecutionEvent::Started {
             tool_use_id: ctx.tool_use_id().to_owned(),
             tool: name.clone(),
-            activity: call.activity(),
+            activity: call.info().activity().map(str::to_owned),
         });
         let running = AssertUnwindSafe(call.call(ctx)).catch_unwind();
         let output = tokio::select! {
@@ -493,11 +493,11 @@ pub(crate) struct Admitted {
 
 impl Admitted {
     pub(crate) fn is_concurrency_safe(&self) -> bool {
-        self.call.is_concurrency_safe()
+        self.call.info().is_concurrency_safe()
     }
 
     pub(crate) fn is_read_only(&self) -> bool {
-        self.call.is_read_only()
+        self.call.info().is_read_only()
     }
 }
 

@@ -275,7 +275,7 @@ impl Permissions {
         ctx: &ToolContext,
     ) -> [Option<PermissionRule>; 3] {
         let cwd = ctx.session().cwd().to_path_buf();
-        let subject = call.permission_subject();
+        let subject = call.info().permission_subject();
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
         let find = |list: &[PermissionRule]| {
             list.iter()
@@ -298,7 +298,7 @@ impl Permissions {
         reason: String,
     ) -> PermissionDecision {
         let name = &spec.name;
-        let suggested_rule = match call.permission_subject() {
+        let suggested_rule = match call.info().permission_subject() {
             Some(subject) => PermissionRule::with_content(name.clone(), subject),
             None => PermissionRule::tool(name.clone()),
         };
@@ -323,7 +323,7 @@ impl Permissions {
             tool: name.clone(),
             input: call.input().clone(),
             reason,
-            activity: call.activity(),
+            activity: call.info().activity().map(str::to_owned),
             suggested_rule,
         };
         let answer = prompter.ask(&request).await;
@@ -364,7 +364,7 @@ fn settled_without_asking(
     allow: Option<PermissionRule>,
     check: &PermissionCheck,
 ) -> Option<PermissionDecision> {
-    if mode == PermissionMode::Plan && !call.is_read_only() {
+    if mode == PermissionMode::Plan && !call.info().is_read_only() {
         return Some(PermissionDecision::Deny {
             source: DecisionSource::Mode,
             reason: format!(
@@ -378,7 +378,10 @@ fn settled_without_asking(
         DecisionSource::Rule
     } else if *check == PermissionCheck::Allow {
         DecisionSource::Tool
-    } else if mode == PermissionMode::AcceptEdits && call.path().is_some() && !call.is_read_only() {
+    } else if mode == PermissionMode::AcceptEdits
+        && call.info().path().is_some()
+        && !call.info().is_read_only()
+    {
         DecisionSource::Mode
     } else {
         return None;

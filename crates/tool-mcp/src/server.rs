@@ -84,6 +84,19 @@ impl ToolServer {
         }
     }
 
+    /// Waits until what `tools/list` answers differs from `seen`, which it then becomes; `false`
+    /// once nothing can change it any more.
+    async fn list_changed(&self, watch: &mut ListWatch, seen: &mut Vec<Value>) -> bool {
+        while watch.changed().await {
+            let now = self.entries();
+            if now != *seen {
+                *seen = now;
+                return true;
+            }
+        }
+        false
+    }
+
     /// What to watch for changes to announce; `None` when this server announces none.
     fn watch(&self) -> Option<ListWatch> {
         let changes = self.changes.clone()?;
@@ -185,12 +198,7 @@ impl ServerHandler for ToolServer {
         let peer = context.peer;
         let mut seen = server.entries();
         tokio::spawn(async move {
-            while watch.changed().await {
-                let now = server.entries();
-                if now == seen {
-                    continue;
-                }
-                seen = now;
+            while server.list_changed(&mut watch, &mut seen).await {
                 // A client that left needs no notification, and nothing more will reach it.
                 if peer.notify_tool_list_changed().await.is_err() {
                     break;
@@ -233,19 +241,15 @@ impl ServerHandler for ToolServer {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = watch.changed() => {
+                changed = self.list_changed(&mut watch, &mut seen) => {
                     if !changed {
                         // Nothing will change any more: keep the stream open until the client
                         // ends it.
                         context.cancelled().await;
                         return Ok(());
                     }
-                    let now = self.entries();
-                    if now != seen {
-                        seen = now;
-                        if context.sink().notify_tool_list_changed().await.is_err() {
-                            return Ok(());
-                        }
+                    if context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
                     }
                 }
             }

@@ -37,16 +37,14 @@ async fn gateway(project: &Project, extra: &[&str]) -> (Child, String) {
 }
 
 async fn python_client(project: &Project, url: &str, token: &str, mode: &str) -> Value {
-    let output = run(tokio::process::Command::new(venv_python())
-        .arg(fixture!("http_client.py"))
-        .args([url, token])
-        .current_dir(project.path())
-        .env("MCP_CLIENT_MODE", mode)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped()))
-    .await;
-    assert_success(&output);
-    serde_json::from_str(&stdout(&output)).unwrap()
+    run_json(
+        tokio::process::Command::new(venv_python())
+            .arg(fixture!("http_client.py"))
+            .args([url, token])
+            .current_dir(project.path())
+            .env("MCP_CLIENT_MODE", mode),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -233,16 +231,10 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
     .await;
     tool_core::net::install_crypto_provider();
     let client = reqwest::Client::new();
-    let listed = post(&client, &url, 1, "tools/list", json!({})).await;
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(names.contains(&"mcp__grow__grow"), "{listed}");
-    assert!(!names.contains(&"read_file"), "{listed}");
-    assert!(!names.contains(&"shell"), "{listed}");
+    let names = listed_names(&client, &url, 1).await;
+    assert!(names.iter().any(|n| n == "mcp__grow__grow"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "read_file"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "shell"), "{names:?}");
     let params = json!({"name": "mcp__grow__grow", "arguments": {}});
     let called = post(&client, &url, 2, "tools/call", params).await;
     assert_eq!(called["result"]["content"][0]["text"], "grown", "{called}");
@@ -263,18 +255,16 @@ async fn the_gateway_fronts_the_servers_of_a_config_file() {
 /// What the TypeScript SDK's client saw through the gateway at `target` (the binary, for stdio,
 /// or a URL) with `args` (serve arguments, or the token).
 async fn ts_client(project: &Project, target: &str, args: &[&str], entity: &str) -> Value {
-    let output = run(tokio::process::Command::new("node")
-        .arg(fixture!("ts_client.mjs"))
-        .arg(target)
-        .args(args)
-        .env("ENTITY", entity)
-        .current_dir(project.path())
-        .env("AGENT_CLI_HOME", project.home())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped()))
-    .await;
-    assert_success(&output);
-    serde_json::from_str(&stdout(&output)).unwrap()
+    run_json(
+        tokio::process::Command::new("node")
+            .arg(fixture!("ts_client.mjs"))
+            .arg(target)
+            .args(args)
+            .env("ENTITY", entity)
+            .current_dir(project.path())
+            .env("AGENT_CLI_HOME", project.home()),
+    )
+    .await
 }
 
 /// The official TypeScript SDK's client, over stdio and over HTTP, fronting the npm reference

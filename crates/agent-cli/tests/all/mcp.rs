@@ -389,20 +389,18 @@ async fn list_changed_session(mode: &str, serve_args: &[&str], env: &[(&str, &st
     let project = Project::new();
     let server = fixture!("growing_server.py");
     project.mcp_json(&json!({"grow": {"command": venv_python(), "args": [server]}}));
-    let output = run(tokio::process::Command::new(venv_python())
-        .arg(fixture!("list_changed_client.py"))
-        .arg(env!("CARGO_BIN_EXE_agent-cli"))
-        .args(["--trust-project", "--allow", "mcp__grow"])
-        .args(serve_args)
-        .current_dir(project.path())
-        .env("AGENT_CLI_HOME", project.home())
-        .env("MCP_CLIENT_MODE", mode)
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped()))
-    .await;
-    assert_success(&output);
-    serde_json::from_str(&stdout(&output)).unwrap()
+    run_json(
+        tokio::process::Command::new(venv_python())
+            .arg(fixture!("list_changed_client.py"))
+            .arg(env!("CARGO_BIN_EXE_agent-cli"))
+            .args(["--trust-project", "--allow", "mcp__grow"])
+            .args(serve_args)
+            .current_dir(project.path())
+            .env("AGENT_CLI_HOME", project.home())
+            .env("MCP_CLIENT_MODE", mode)
+            .envs(env.iter().copied()),
+    )
+    .await
 }
 
 /// With `--activation inline`, a search adds the tools it found to what the gateway lists, and

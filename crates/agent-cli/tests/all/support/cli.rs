@@ -115,6 +115,14 @@ pub async fn run(command: &mut Command) -> Output {
     finish(command.spawn().unwrap()).await
 }
 
+/// Runs a command that prints one JSON object (a client fixture's report) to its end, asserts it
+/// succeeded, and parses what it printed.
+pub async fn run_json(command: &mut Command) -> Value {
+    let output = run(command.stdout(Stdio::piped()).stderr(Stdio::piped())).await;
+    assert_success(&output);
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
 /// Runs a command to its end with `input` piped to its standard input (an interactive session
 /// fed line by line), with the same deadline as [`run`].
 pub async fn run_with_input(command: &mut Command, input: &str) -> Output {
